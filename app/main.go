@@ -1,0 +1,71 @@
+// Command h3studio is H3 Studio: with no subcommand it opens the studio
+// window; with a subcommand it is a command-line tool (run `h3studio help`).
+//
+// This package is the composition root: the only code that knows every
+// concrete type. Subcommands live one per file (cmd_*.go) and register
+// themselves in init.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+)
+
+// command is one subcommand.
+type command struct {
+	name    string
+	summary string
+	// run executes the command with its arguments and returns the exit
+	// status. stdout and stderr are passed for testability.
+	run func(args []string, stdout, stderr io.Writer) int
+}
+
+var commands = map[string]*command{}
+
+func register(c *command) {
+	if _, dup := commands[c.name]; dup {
+		panic("h3studio: command registered twice: " + c.name)
+	}
+	commands[c.name] = c
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	// No subcommand, or only flags (macOS passes -psn_… to apps started by
+	// the Finder): open the studio.
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		return runGUI(args, stdout, stderr)
+	}
+	name := args[0]
+	if name == "help" || name == "-h" || name == "--help" {
+		usage(stdout)
+		return 0
+	}
+	c, ok := commands[name]
+	if !ok {
+		fmt.Fprintf(stderr, "h3studio: unknown command %q\n\n", name)
+		usage(stderr)
+		return 2
+	}
+	return c.run(args[1:], stdout, stderr)
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: h3studio [command] [flags]")
+	fmt.Fprintln(w, "\nWith no command, H3 Studio opens its window. Commands:")
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
+	}
+	fmt.Fprintln(w, "\nRun `h3studio COMMAND -h` for a command's flags.")
+}

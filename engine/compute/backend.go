@@ -1,0 +1,123 @@
+package compute
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// Backend owns device memory and executes kernels. Kernels are recorded in
+// call order and may run asynchronously (Metal encodes them into command
+// buffers); the host may read results only after Sync returns nil. The CPU
+// backend runs each kernel before returning. A Backend is safe for concurrent
+// use by one model at a time: kernels from two goroutines interleave
+// unpredictably.
+type Backend interface {
+	Kernels
+
+	// Name is "cpu", "metal" or "meta".
+	Name() string
+	// Device describes the processor and its memory.
+	Device() DeviceInfo
+
+	// Alloc returns a new tensor with unspecified contents. It fails with an
+	// *AllocError when the device is out of memory.
+	Alloc(dt DType, shape ...int) (*Tensor, error)
+	// Wrap returns a tensor viewing host memory without copying when the
+	// device allows it (the CPU backend always, Metal when the range lies in
+	// a page-aligned mapping registered with Map). Otherwise it copies. The
+	// caller keeps host alive as long as the tensor is used.
+	Wrap(dt DType, shape Shape, host []byte) (*Tensor, error)
+	// Upload copies host bytes (little-endian, in dst's dtype) into dst.
+	Upload(dst *Tensor, src []byte) error
+	// Download copies dst's bytes to host memory. It waits for pending work.
+	Download(dst []byte, src *Tensor) error
+	// Free releases tensors made by Alloc or Wrap. Views share storage with
+	// their parent and are freed with it. Freeing is optional on the CPU
+	// backend (the garbage collector reclaims storage) but keeps Stats honest.
+	Free(ts ...*Tensor)
+
+	// Sync waits for every recorded kernel and reports device faults. It
+	// returns ctx.Err() if ctx is done before the work completes (the work
+	// itself is not interrupted).
+	Sync(ctx context.Context) error
+	// Stats reports storage and dispatch counters.
+	Stats() Stats
+	// ResetPeak sets the peak-storage counter to the current live storage.
+	ResetPeak()
+	// Close releases the device.
+	Close() error
+}
+
+// DeviceInfo describes the compute device.
+type DeviceInfo struct {
+	Backend string // "cpu", "metal", "meta"
+	Name    string // e.g. "Apple M3 Max" or "CPU (16 threads)"
+	// MemoryBytes is the physical memory the device can address.
+	MemoryBytes int64
+	// WorkingSetBytes is the recommended maximum working set (Metal's
+	// recommendedMaxWorkingSetSize); 0 when unknown.
+	WorkingSetBytes int64
+	// UnifiedMemory is true when host and device share memory.
+	UnifiedMemory bool
+	// Threads is the number of CPU threads kernels use (CPU backend).
+	Threads int
+	// Family is the GPU family, e.g. "apple9" (Metal only).
+	Family string
+}
+
+// Stats are a backend's counters.
+type Stats struct {
+	LiveBytes    int64 // storage currently allocated (Alloc + copying Wrap)
+	PeakBytes    int64 // maximum of LiveBytes since creation or ResetPeak
+	MappedBytes  int64 // zero-copy views of host memory (Wrap without copy)
+	Dispatches   int64 // kernels recorded
+	Submissions  int64 // command buffers committed (Metal) or Syncs
+	CPUFallbacks int64 // kernels a device backend ran on the CPU reference
+	FLOPs        float64
+	BytesMoved   float64 // bytes read and written by kernels (estimate)
+}
+
+// AllocError reports that a device could not provide storage.
+type AllocError struct {
+	Backend string
+	Bytes   int64
+	Live    int64
+	Err     error
+}
+
+func (e *AllocError) Error() string {
+	return fmt.Sprintf("compute: %s: cannot allocate %d bytes (%d live): %v", e.Backend, e.Bytes, e.Live, e.Err)
+}
+
+func (e *AllocError) Unwrap() error { return e.Err }
+
+// ErrNotImplemented is returned (or wrapped) by a backend lacking an operation.
+var ErrNotImplemented = errors.New("compute: not implemented")
+
+// MustAlloc allocates or panics with the *AllocError. Model code uses it (via
+// its scratch helpers) and converts the panic back to an error at its entry
+// point with Recover.
+func MustAlloc(b Backend, dt DType, shape ...int) *Tensor {
+	t, err := b.Alloc(dt, shape...)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
+// Recover converts a panic carrying an error that model code may raise on
+// purpose (an *AllocError, a cancellation) into *err. Other panics — bugs,
+// such as shape mismatches — propagate. Use as `defer compute.Recover(&err)`.
+func Recover(err *error) {
+	r := recover()
+	if r == nil {
+		return
+	}
+	var ae *AllocError
+	if e, ok := r.(error); ok && (errors.As(e, &ae) || errors.Is(e, context.Canceled) || errors.Is(e, context.DeadlineExceeded)) {
+		*err = e
+		return
+	}
+	panic(r)
+}

@@ -1,0 +1,239 @@
+// Package cpu is the pure-Go reference backend of package compute: the
+// executable specification every other backend is tested against.
+//
+// Every kernel computes in float32 (float64 where the reference does) and
+// rounds once on store unless package compute documents otherwise. Work is
+// split over goroutines by output element, and each output element is
+// computed by one goroutine in a fixed order, so results are bit-identical for
+// any GOMAXPROCS. The backend is safe for concurrent use.
+package cpu
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync/atomic"
+	"unsafe"
+
+	"h3studio/engine/compute"
+)
+
+// Options configure a CPU backend. The zero value uses every CPU.
+type Options struct {
+	// Threads bounds the goroutines a kernel uses; 0 means GOMAXPROCS.
+	Threads int
+	// Oracles selects slower reference paths inside kernels.
+	Oracles compute.Oracles
+	// MemoryLimit makes Alloc fail with *compute.AllocError past this many
+	// live bytes (0: no limit). Tests use it to exercise out-of-memory paths.
+	MemoryLimit int64
+}
+
+// Backend is the CPU backend.
+type Backend struct {
+	opts       Options
+	threads    int
+	live, peak atomic.Int64
+	mapped     atomic.Int64
+	dispatches atomic.Int64
+	syncs      atomic.Int64
+	flops      atomic.Uint64 // float64 bits are awkward; count in units of 1 FLOP
+}
+
+var _ compute.Backend = (*Backend)(nil)
+
+// New returns a CPU backend.
+func New(o Options) *Backend {
+	t := o.Threads
+	if t <= 0 {
+		t = runtime.GOMAXPROCS(0)
+	}
+	return &Backend{opts: o, threads: t}
+}
+
+// Name returns "cpu".
+func (b *Backend) Name() string { return "cpu" }
+
+// Device describes the host.
+func (b *Backend) Device() compute.DeviceInfo {
+	return compute.DeviceInfo{
+		Backend:       "cpu",
+		Name:          fmt.Sprintf("CPU (%s/%s, %d threads)", runtime.GOOS, runtime.GOARCH, b.threads),
+		MemoryBytes:   physicalMemory(),
+		UnifiedMemory: true,
+		Threads:       b.threads,
+	}
+}
+
+// buffer is CPU storage: an 8-byte-aligned Go slice or a view of host memory.
+type buffer struct {
+	b     *Backend
+	data  []byte
+	owned bool // counted in live bytes
+	freed atomic.Bool
+}
+
+func (u *buffer) Backend() compute.Backend { return u.b }
+func (u *buffer) Size() int64             { return int64(len(u.data)) }
+
+// Alloc returns zeroed storage (Go memory is always zeroed).
+func (b *Backend) Alloc(dt compute.DType, shape ...int) (*compute.Tensor, error) {
+	s := compute.Shape(shape)
+	for _, d := range s {
+		if d < 0 {
+			panic(fmt.Sprintf("cpu: Alloc %v%v: negative dimension", dt, s))
+		}
+	}
+	n := int64(s.NumElements()) * int64(dt.Size())
+	if lim := b.opts.MemoryLimit; lim > 0 && b.live.Load()+n > lim {
+		return nil, &compute.AllocError{Backend: "cpu", Bytes: n, Live: b.live.Load(), Err: fmt.Errorf("memory limit %d bytes", lim)}
+	}
+	words := make([]uint64, (n+7)/8)
+	var data []byte
+	if len(words) > 0 {
+		data = unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), n)
+	}
+	u := &buffer{b: b, data: data, owned: true}
+	b.addLive(n)
+	return compute.NewTensor(dt, s, u, 0), nil
+}
+
+func (b *Backend) addLive(n int64) {
+	v := b.live.Add(n)
+	for {
+		p := b.peak.Load()
+		if v <= p || b.peak.CompareAndSwap(p, v) {
+			return
+		}
+	}
+}
+
+// Wrap views host memory without copying when it is suitably aligned for the
+// dtype; otherwise it copies into aligned storage.
+func (b *Backend) Wrap(dt compute.DType, shape compute.Shape, host []byte) (*compute.Tensor, error) {
+	n := int64(shape.NumElements()) * int64(dt.Size())
+	if int64(len(host)) != n {
+		return nil, fmt.Errorf("cpu: Wrap %v%v: %d bytes given, %d needed", dt, shape, len(host), n)
+	}
+	if n > 0 && uintptr(unsafe.Pointer(&host[0]))%uintptr(dt.Size()) != 0 {
+		t, err := b.Alloc(dt, shape...)
+		if err != nil {
+			return nil, err
+		}
+		copy(bytesOf(t), host)
+		return t, nil
+	}
+	b.mapped.Add(n)
+	return compute.NewTensor(dt, shape, &buffer{b: b, data: host}, 0), nil
+}
+
+// Upload copies little-endian bytes into dst.
+func (b *Backend) Upload(dst *compute.Tensor, src []byte) error {
+	if int64(len(src)) != dst.Bytes() {
+		return fmt.Errorf("cpu: Upload to %v: %d bytes given, %d needed", dst, len(src), dst.Bytes())
+	}
+	copy(bytesOf(dst), src)
+	return nil
+}
+
+// Download copies src's bytes to dst.
+func (b *Backend) Download(dst []byte, src *compute.Tensor) error {
+	if int64(len(dst)) != src.Bytes() {
+		return fmt.Errorf("cpu: Download from %v: %d bytes given, %d needed", src, len(dst), src.Bytes())
+	}
+	copy(dst, bytesOf(src))
+	return nil
+}
+
+// Free releases storage made by Alloc or Wrap.
+func (b *Backend) Free(ts ...*compute.Tensor) {
+	for _, t := range ts {
+		if t == nil {
+			continue
+		}
+		buf, _ := t.Buffer()
+		u, ok := buf.(*buffer)
+		if !ok || u.b != b || u.freed.Swap(true) {
+			continue
+		}
+		if u.owned {
+			b.live.Add(-int64(len(u.data)))
+		} else {
+			b.mapped.Add(-int64(len(u.data)))
+		}
+	}
+}
+
+// Sync returns ctx's error, if any: CPU kernels complete before returning.
+func (b *Backend) Sync(ctx context.Context) error {
+	b.syncs.Add(1)
+	if ctx != nil {
+		return ctx.Err()
+	}
+	return nil
+}
+
+// Stats reports the counters.
+func (b *Backend) Stats() compute.Stats {
+	return compute.Stats{
+		LiveBytes:   b.live.Load(),
+		PeakBytes:   b.peak.Load(),
+		MappedBytes: b.mapped.Load(),
+		Dispatches:  b.dispatches.Load(),
+		Submissions: b.syncs.Load(),
+		FLOPs:       float64(b.flops.Load()),
+	}
+}
+
+// ResetPeak sets the peak to the live storage.
+func (b *Backend) ResetPeak() { b.peak.Store(b.live.Load()) }
+
+// Close does nothing.
+func (b *Backend) Close() error { return nil }
+
+func (b *Backend) dispatch(flops float64) {
+	b.dispatches.Add(1)
+	if flops > 0 {
+		b.flops.Add(uint64(flops))
+	}
+}
+
+// bytesOf returns the bytes of t's view. It panics for a foreign tensor.
+func bytesOf(t *compute.Tensor) []byte {
+	buf, off := t.Buffer()
+	u, ok := buf.(*buffer)
+	if !ok {
+		panic(fmt.Sprintf("cpu: tensor %v does not belong to a CPU backend", t))
+	}
+	return u.data[off : off+t.Bytes()]
+}
+
+// Bytes returns the bytes of a CPU tensor's view, for packages that read or
+// fill CPU tensors directly (tests, host-side preparation). It panics for a
+// tensor of another backend.
+func Bytes(t *compute.Tensor) []byte { return bytesOf(t) }
+
+// Float32s returns the elements of an F32 CPU tensor as a slice sharing its
+// storage. It panics for other dtypes.
+func Float32s(t *compute.Tensor) []float32 {
+	if t.DType() != compute.F32 {
+		panic(fmt.Sprintf("cpu: Float32s of %v", t))
+	}
+	b := bytesOf(t)
+	if len(b) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), len(b)/4)
+}
+
+// Uint16s returns the raw elements of a BF16 or F16 CPU tensor.
+func Uint16s(t *compute.Tensor) []uint16 {
+	if t.DType() != compute.BF16 && t.DType() != compute.F16 {
+		panic(fmt.Sprintf("cpu: Uint16s of %v", t))
+	}
+	b := bytesOf(t)
+	if len(b) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*uint16)(unsafe.Pointer(&b[0])), len(b)/2)
+}

@@ -1,0 +1,142 @@
+package cpu
+
+import (
+	"math"
+
+	"h3studio/engine/compute"
+)
+
+// RMSNorm computes x·rsqrt(mean(x²)+eps)·w in float32 with one rounding.
+func (b *Backend) RMSNorm(dst, x, w *compute.Tensor, eps float32) {
+	compute.SameShape("RMSNorm", dst, x)
+	D := x.Dim(-1)
+	if w != nil {
+		compute.Check(w.NumElements() == D, "RMSNorm", "weight %v for %v", w, x)
+	}
+	b.dispatch(4 * float64(x.NumElements()))
+	xs := load(x)
+	var ws []float32
+	if w != nil {
+		ws = load(w)
+	}
+	out := output(dst)
+	rows := x.NumElements() / max(D, 1)
+	b.parallel(rows, 8, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			row := xs[r*D : (r+1)*D]
+			var ss float32
+			for _, v := range row {
+				ss += v * v
+			}
+			inv := float32(1 / math.Sqrt(float64(ss/float32(D)+eps)))
+			o := out[r*D : (r+1)*D]
+			for i, v := range row {
+				y := v * inv
+				if ws != nil {
+					y *= ws[i]
+				}
+				o[i] = y
+			}
+		}
+	})
+	store(dst, out)
+}
+
+// LayerNorm computes (x−mean)·rsqrt(var+eps)·w + b with one rounding.
+func (b *Backend) LayerNorm(dst, x, w, bias *compute.Tensor, eps float32) {
+	compute.SameShape("LayerNorm", dst, x)
+	D := x.Dim(-1)
+	b.dispatch(6 * float64(x.NumElements()))
+	xs := load(x)
+	var ws, bs []float32
+	if w != nil {
+		compute.Check(w.NumElements() == D, "LayerNorm", "weight %v for %v", w, x)
+		ws = load(w)
+	}
+	if bias != nil {
+		compute.Check(bias.NumElements() == D, "LayerNorm", "bias %v for %v", bias, x)
+		bs = load(bias)
+	}
+	out := output(dst)
+	rows := x.NumElements() / max(D, 1)
+	b.parallel(rows, 8, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			row := xs[r*D : (r+1)*D]
+			var s float32
+			for _, v := range row {
+				s += v
+			}
+			mean := s / float32(D)
+			var vs float32
+			for _, v := range row {
+				d := v - mean
+				vs += d * d
+			}
+			inv := float32(1 / math.Sqrt(float64(vs/float32(D)+eps)))
+			o := out[r*D : (r+1)*D]
+			for i, v := range row {
+				y := (v - mean) * inv
+				if ws != nil {
+					y *= ws[i]
+				}
+				if bs != nil {
+					y += bs[i]
+				}
+				o[i] = y
+			}
+		}
+	})
+	store(dst, out)
+}
+
+// GroupNorm normalizes x [C, L...] per group of channels.
+func (b *Backend) GroupNorm(dst, x, w, bias *compute.Tensor, groups int, eps float32) {
+	compute.SameShape("GroupNorm", dst, x)
+	C := x.Dim(0)
+	compute.Check(groups > 0 && C%groups == 0, "GroupNorm", "%d groups for %d channels", groups, C)
+	L := x.NumElements() / max(C, 1)
+	b.dispatch(6 * float64(x.NumElements()))
+	xs := load(x)
+	var ws, bs []float32
+	if w != nil {
+		compute.Check(w.NumElements() == C, "GroupNorm", "weight %v for %v", w, x)
+		ws = load(w)
+	}
+	if bias != nil {
+		compute.Check(bias.NumElements() == C, "GroupNorm", "bias %v for %v", bias, x)
+		bs = load(bias)
+	}
+	out := output(dst)
+	cpg := C / groups
+	b.parallel(groups, 1, func(lo, hi int) {
+		for g := lo; g < hi; g++ {
+			seg := xs[g*cpg*L : (g+1)*cpg*L]
+			// float64 accumulation: the group can hold millions of elements.
+			var s float64
+			for _, v := range seg {
+				s += float64(v)
+			}
+			mean := s / float64(len(seg))
+			var vs float64
+			for _, v := range seg {
+				d := float64(v) - mean
+				vs += d * d
+			}
+			inv := float32(1 / math.Sqrt(vs/float64(len(seg))+float64(eps)))
+			m32 := float32(mean)
+			for c := g * cpg; c < (g+1)*cpg; c++ {
+				for i := c * L; i < (c+1)*L; i++ {
+					y := (xs[i] - m32) * inv
+					if ws != nil {
+						y *= ws[c]
+					}
+					if bs != nil {
+						y += bs[c]
+					}
+					out[i] = y
+				}
+			}
+		}
+	})
+	store(dst, out)
+}

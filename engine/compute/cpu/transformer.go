@@ -1,0 +1,112 @@
+package cpu
+
+import (
+	"h3studio/engine/compute"
+)
+
+// Modulate computes x·(1+scale)+shift with per-row table rows.
+func (b *Backend) Modulate(dst, x, table, idx *compute.Tensor, shiftCol, scaleCol int) {
+	compute.SameShape("Modulate", dst, x)
+	H := x.Dim(-1)
+	R := x.NumElements() / max(H, 1)
+	ix := indices(idx)
+	compute.Check(len(ix) == R, "Modulate", "%d row indices for %d rows", len(ix), R)
+	W := table.Dim(-1)
+	compute.Check(shiftCol >= 0 && shiftCol+H <= W && scaleCol >= 0 && scaleCol+H <= W, "Modulate", "columns %d,%d+%d outside %v", shiftCol, scaleCol, H, table)
+	T := table.NumElements() / max(W, 1)
+	b.dispatch(3 * float64(x.NumElements()))
+	xs, ts := load(x), load(table)
+	out := output(dst)
+	low := lowPrecision(dst.DType())
+	r := rounder(dst.DType())
+	b.parallel(R, 16, func(lo, hi int) {
+		for row := lo; row < hi; row++ {
+			tr := int(ix[row])
+			compute.Check(tr >= 0 && tr < T, "Modulate", "table row %d outside [0,%d)", tr, T)
+			sh := ts[tr*W+shiftCol : tr*W+shiftCol+H]
+			sc := ts[tr*W+scaleCol : tr*W+scaleCol+H]
+			xr := xs[row*H : (row+1)*H]
+			o := out[row*H : (row+1)*H]
+			for j := 0; j < H; j++ {
+				if low {
+					o[j] = r(r(xr[j]*r(1+sc[j])) + sh[j])
+				} else {
+					o[j] = xr[j]*(1+sc[j]) + sh[j]
+				}
+			}
+		}
+	})
+	store(dst, out)
+}
+
+// GatedAdd computes x + gate·y with per-row table rows.
+func (b *Backend) GatedAdd(dst, x, y, table, idx *compute.Tensor, gateCol int) {
+	compute.SameShape("GatedAdd", dst, x, y)
+	H := x.Dim(-1)
+	R := x.NumElements() / max(H, 1)
+	ix := indices(idx)
+	compute.Check(len(ix) == R, "GatedAdd", "%d row indices for %d rows", len(ix), R)
+	W := table.Dim(-1)
+	compute.Check(gateCol >= 0 && gateCol+H <= W, "GatedAdd", "column %d+%d outside %v", gateCol, H, table)
+	T := table.NumElements() / max(W, 1)
+	b.dispatch(2 * float64(x.NumElements()))
+	xs, ys, ts := load(x), load(y), load(table)
+	out := output(dst)
+	low := lowPrecision(dst.DType())
+	r := rounder(dst.DType())
+	b.parallel(R, 16, func(lo, hi int) {
+		for row := lo; row < hi; row++ {
+			tr := int(ix[row])
+			compute.Check(tr >= 0 && tr < T, "GatedAdd", "table row %d outside [0,%d)", tr, T)
+			g := ts[tr*W+gateCol : tr*W+gateCol+H]
+			xr, yr := xs[row*H:(row+1)*H], ys[row*H:(row+1)*H]
+			o := out[row*H : (row+1)*H]
+			for j := 0; j < H; j++ {
+				if low {
+					o[j] = r(xr[j] + r(g[j]*yr[j]))
+				} else {
+					o[j] = xr[j] + g[j]*yr[j]
+				}
+			}
+		}
+	})
+	store(dst, out)
+}
+
+// RoPE applies rotate-half rotary embedding to the first rotDim channels.
+func (b *Backend) RoPE(dst, x, cos, sin *compute.Tensor, rotDim int) {
+	compute.SameShape("RoPE", dst, x)
+	compute.SameShape("RoPE", cos, sin)
+	compute.Check(x.Rank() >= 2, "RoPE", "x %v must be [.., S, D]", x)
+	S, D := x.Dim(-2), x.Dim(-1)
+	half := rotDim / 2
+	compute.Check(rotDim%2 == 0 && rotDim <= D, "RoPE", "rotDim %d for head size %d", rotDim, D)
+	compute.Check(cos.NumElements() == S*half, "RoPE", "tables %v for %d rows × %d", cos, S, half)
+	b.dispatch(3 * float64(x.NumElements()))
+	xs, cs, ss := load(x), load(cos), load(sin)
+	out := make([]float32, dst.NumElements())
+	low := lowPrecision(dst.DType())
+	r := rounder(dst.DType())
+	rows := x.NumElements() / max(D, 1)
+	b.parallel(rows, 32, func(lo, hi int) {
+		for row := lo; row < hi; row++ {
+			s := row % S
+			xr := xs[row*D : (row+1)*D]
+			o := out[row*D : (row+1)*D]
+			c := cs[s*half : (s+1)*half]
+			sn := ss[s*half : (s+1)*half]
+			for d := 0; d < half; d++ {
+				a, bb := xr[d], xr[d+half]
+				if low {
+					o[d] = r(r(a*c[d]) + r(-bb*sn[d]))
+					o[d+half] = r(r(bb*c[d]) + r(a*sn[d]))
+				} else {
+					o[d] = a*c[d] - bb*sn[d]
+					o[d+half] = bb*c[d] + a*sn[d]
+				}
+			}
+			copy(o[rotDim:], xr[rotDim:])
+		}
+	})
+	store(dst, out)
+}

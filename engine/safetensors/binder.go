@@ -1,0 +1,204 @@
+package safetensors
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"h3studio/engine/compute"
+)
+
+// Binder hands checkpoint tensors to one model component. It records the
+// first error and every name handed out, so a component's Load reads top to
+// bottom and Finish reports what was never used. Not safe for concurrent use.
+type Binder struct {
+	component string
+	src       Source
+	b         compute.Backend
+	prefix    string
+	st        *binderState
+}
+
+type binderState struct {
+	used   map[string]bool
+	errs   []string
+	copies int64 // bytes converted at load
+}
+
+// NewBinder starts binding src's tensors for component (used in messages,
+// e.g. "dit") onto backend b.
+func NewBinder(component string, src Source, b compute.Backend) *Binder {
+	return &Binder{component: component, src: src, b: b, st: &binderState{used: map[string]bool{}}}
+}
+
+// Sub returns a binder for names under prefix ("blocks.3." + name).
+func (w *Binder) Sub(prefix string) *Binder {
+	c := *w
+	c.prefix = w.prefix + prefix
+	return &c
+}
+
+// Backend is the backend tensors are bound onto.
+func (w *Binder) Backend() compute.Backend { return w.b }
+
+// Source is the underlying tensor source.
+func (w *Binder) Source() Source { return w.src }
+
+func (w *Binder) fail(format string, args ...any) {
+	w.st.errs = append(w.st.errs, fmt.Sprintf(format, args...))
+}
+
+// Has reports whether the (prefixed) tensor exists, without using it.
+func (w *Binder) Has(name string) bool {
+	_, ok := w.src.Info(w.prefix + name)
+	return ok
+}
+
+// Info returns the (prefixed) tensor's description without using it.
+func (w *Binder) Info(name string) (TensorInfo, bool) { return w.src.Info(w.prefix + name) }
+
+// Tensor binds the tensor in its stored dtype. shape, when given, must match.
+// A missing or mis-shaped tensor is recorded and nil is returned.
+func (w *Binder) Tensor(name string, shape ...int) *compute.Tensor {
+	return w.bind(name, compute.Invalid, shape)
+}
+
+// TensorAs binds the tensor converted to dt (a zero-copy view when the stored
+// dtype is dt). shape, when given, must match.
+func (w *Binder) TensorAs(name string, dt compute.DType, shape ...int) *compute.Tensor {
+	return w.bind(name, dt, shape)
+}
+
+// Float32s reads a (small) tensor as float32 host values, marking it used.
+func (w *Binder) Float32s(name string, shape ...int) []float32 {
+	full := w.prefix + name
+	info, ok := w.src.Info(full)
+	if !ok {
+		w.fail("%s: missing tensor %s", w.component, full)
+		return nil
+	}
+	if !w.checkShape(full, info, shape) {
+		return nil
+	}
+	w.st.used[full] = true
+	data, err := w.src.Data(full)
+	if err != nil || data == nil {
+		if err != nil {
+			w.fail("%s: %s: %v", w.component, full, err)
+		}
+		return make([]float32, info.Shape.NumElements())
+	}
+	return compute.DecodeFloat32(info.DType, data)
+}
+
+func (w *Binder) checkShape(full string, info TensorInfo, shape []int) bool {
+	if len(shape) > 0 && !info.Shape.Equal(compute.Shape(shape)) {
+		w.fail("%s: %s: want shape %v, have %s%v", w.component, full, compute.Shape(shape), info.DType, info.Shape)
+		return false
+	}
+	return true
+}
+
+// Skip marks tensors as deliberately unused (e.g. a buffer the component
+// recomputes, such as rope.inv_freq).
+func (w *Binder) Skip(names ...string) {
+	for _, n := range names {
+		if w.Has(n) {
+			w.st.used[w.prefix+n] = true
+		}
+	}
+}
+
+func (w *Binder) bind(name string, dt compute.DType, shape []int) *compute.Tensor {
+	full := w.prefix + name
+	info, ok := w.src.Info(full)
+	if !ok {
+		w.fail("%s: missing tensor %s", w.component, full)
+		return nil
+	}
+	if !w.checkShape(full, info, shape) {
+		return nil
+	}
+	if w.st.used[full] {
+		// Binding twice is allowed (shared weights), but a second
+		// conversion would duplicate memory: callers should keep the first.
+	}
+	w.st.used[full] = true
+	want := info.DType
+	if dt != compute.Invalid {
+		want = dt
+	}
+	data, err := w.src.Data(full)
+	if err != nil {
+		w.fail("%s: %s: %v", w.component, full, err)
+		return nil
+	}
+	var t *compute.Tensor
+	switch {
+	case data == nil: // data-less inventory (planning): storage only
+		t, err = w.b.Alloc(want, info.Shape...)
+	case want == info.DType:
+		t, err = w.b.Wrap(want, info.Shape, data)
+	default:
+		vals := compute.DecodeFloat32(info.DType, data)
+		t, err = compute.FromFloat32(w.b, want, info.Shape, vals)
+		w.st.copies += t.Bytes()
+	}
+	if err != nil {
+		w.fail("%s: %s: %v", w.component, full, err)
+		return nil
+	}
+	return t.SetName(full)
+}
+
+// Fail records a component-specific binding error (e.g. a config that
+// disagrees with a tensor shape).
+func (w *Binder) Fail(format string, args ...any) {
+	w.fail("%s: "+format, append([]any{w.component}, args...)...)
+}
+
+// Err returns the recorded errors joined, or nil.
+func (w *Binder) Err() error {
+	if len(w.st.errs) == 0 {
+		return nil
+	}
+	if len(w.st.errs) > 12 {
+		return fmt.Errorf("%s\n… and %d more", strings.Join(w.st.errs[:12], "\n"), len(w.st.errs)-12)
+	}
+	return fmt.Errorf("%s", strings.Join(w.st.errs, "\n"))
+}
+
+// Unused lists source tensors under the binder's prefix never bound or
+// skipped, excluding names with one of the ignored prefixes.
+func (w *Binder) Unused(ignored ...string) []string {
+	var out []string
+	for _, n := range w.src.Names() {
+		if !strings.HasPrefix(n, w.prefix) || w.st.used[n] {
+			continue
+		}
+		skip := false
+		for _, ig := range ignored {
+			if strings.HasPrefix(n, ig) {
+				skip = true
+				break
+			}
+		}
+		if !skip {
+			out = append(out, n)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Finish returns Err, plus an "unexpected tensor" error for every unused
+// name (see Unused).
+func (w *Binder) Finish(ignored ...string) error {
+	for _, n := range w.Unused(ignored...) {
+		w.fail("%s: unexpected tensor %s", w.component, n)
+	}
+	return w.Err()
+}
+
+// ConvertedBytes is the storage made by dtype conversions at load.
+func (w *Binder) ConvertedBytes() int64 { return w.st.copies }

@@ -1,0 +1,225 @@
+package safetensors
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// Source is a set of named tensors: an open checkpoint, or a data-less
+// inventory used for planning (Data then returns nil, nil).
+type Source interface {
+	Info(name string) (TensorInfo, bool)
+	Data(name string) ([]byte, error)
+	Names() []string
+}
+
+// Index is a parsed *.safetensors.index.json.
+type Index struct {
+	Metadata  map[string]any    `json:"metadata"`
+	WeightMap map[string]string `json:"weight_map"`
+}
+
+// ReadIndex parses and checks an index file: valid JSON with a non-empty
+// weight_map whose shard names are plain file names.
+func ReadIndex(path string) (*Index, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("safetensors: %w", err)
+	}
+	return ParseIndex(path, b)
+}
+
+// ParseIndex parses index bytes (path is used in errors).
+func ParseIndex(path string, b []byte) (*Index, error) {
+	var ix Index
+	if err := json.Unmarshal(b, &ix); err != nil {
+		return nil, &FormatError{Path: path, Rule: "index is not valid JSON", Err: err}
+	}
+	if len(ix.WeightMap) == 0 {
+		return nil, &FormatError{Path: path, Rule: "index has no weight_map entries"}
+	}
+	for name, shard := range ix.WeightMap {
+		if shard == "" || strings.ContainsAny(shard, `/\`) || shard == "." || shard == ".." {
+			return nil, &FormatError{Path: path, Rule: fmt.Sprintf("tensor %q maps to an invalid shard name %q", name, shard)}
+		}
+	}
+	return &ix, nil
+}
+
+// Shards returns the distinct shard file names of the index, sorted.
+func (ix *Index) Shards() []string {
+	set := map[string]bool{}
+	for _, s := range ix.WeightMap {
+		set[s] = true
+	}
+	out := make([]string, 0, len(set))
+	for s := range set {
+		out = append(out, s)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Checkpoint is a component folder's tensors: one file or index-linked
+// shards, opened and validated together. Safe for concurrent use.
+type Checkpoint struct {
+	Dir   string
+	Files []*File
+	Index *Index // nil for an unsharded folder
+	where map[string]*File
+}
+
+// ErrNoWeights means a folder holds no safetensors file.
+var ErrNoWeights = errors.New("safetensors: no .safetensors file")
+
+// OpenDir opens the checkpoint in dir. With a *.safetensors.index.json it
+// opens exactly the shards the index names (a missing shard is an error
+// naming it) and checks that every indexed tensor is in its shard and that
+// no shard holds an unindexed tensor. Without an index it opens every
+// *.safetensors file in the folder (sorted) and requires distinct names.
+func OpenDir(dir string) (*Checkpoint, error) {
+	ck, err := scanDir(dir, Open)
+	return ck, err
+}
+
+// ValidateDir checks the folder like OpenDir but reads headers only.
+func ValidateDir(dir string) (*Checkpoint, error) {
+	return scanDir(dir, func(path string) (*File, error) {
+		h, err := ReadHeader(path)
+		if err != nil {
+			return nil, err
+		}
+		f := &File{Path: path, Header: h, byName: map[string]int{}}
+		for i, t := range h.Tensors {
+			f.byName[t.Name] = i
+		}
+		return f, nil
+	})
+}
+
+func scanDir(dir string, open func(string) (*File, error)) (*Checkpoint, error) {
+	ck := &Checkpoint{Dir: dir, where: map[string]*File{}}
+	indexes, _ := filepath.Glob(filepath.Join(dir, "*.safetensors.index.json"))
+	sort.Strings(indexes)
+	var shards []string
+	if len(indexes) > 0 {
+		if len(indexes) > 1 {
+			return nil, &FormatError{Path: dir, Rule: fmt.Sprintf("more than one index file (%s, %s)", filepath.Base(indexes[0]), filepath.Base(indexes[1]))}
+		}
+		ix, err := ReadIndex(indexes[0])
+		if err != nil {
+			return nil, err
+		}
+		ck.Index = ix
+		for _, s := range ix.Shards() {
+			p := filepath.Join(dir, s)
+			if _, err := os.Stat(p); err != nil {
+				rule := "shard named in the index is missing"
+				if !errors.Is(err, fs.ErrNotExist) {
+					rule = "shard named in the index is unreadable"
+				}
+				return nil, &FormatError{Path: p, Rule: rule + " (" + filepath.Base(indexes[0]) + ")", Err: err}
+			}
+			shards = append(shards, p)
+		}
+	} else {
+		shards, _ = filepath.Glob(filepath.Join(dir, "*.safetensors"))
+		sort.Strings(shards)
+		if len(shards) == 0 {
+			return nil, fmt.Errorf("%w in %s", ErrNoWeights, dir)
+		}
+	}
+	for _, p := range shards {
+		f, err := open(p)
+		if err != nil {
+			ck.Close()
+			return nil, err
+		}
+		ck.Files = append(ck.Files, f)
+		for _, t := range f.Header.Tensors {
+			if prev, dup := ck.where[t.Name]; dup {
+				ck.Close()
+				return nil, &FormatError{Path: p, Rule: fmt.Sprintf("tensor %q also in %s", t.Name, filepath.Base(prev.Path))}
+			}
+			ck.where[t.Name] = f
+		}
+	}
+	if ck.Index != nil {
+		for name, shard := range ck.Index.WeightMap {
+			f, ok := ck.where[name]
+			if !ok || filepath.Base(f.Path) != shard {
+				ck.Close()
+				return nil, &FormatError{Path: filepath.Join(dir, shard), Rule: fmt.Sprintf("tensor %q named in the index is not in this shard", name)}
+			}
+		}
+		for name, f := range ck.where {
+			if _, ok := ck.Index.WeightMap[name]; !ok {
+				ck.Close()
+				return nil, &FormatError{Path: f.Path, Rule: fmt.Sprintf("tensor %q is not in the index", name)}
+			}
+		}
+	}
+	return ck, nil
+}
+
+// Close unmaps every file.
+func (c *Checkpoint) Close() error {
+	var first error
+	for _, f := range c.Files {
+		if err := f.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// Info returns a tensor's description.
+func (c *Checkpoint) Info(name string) (TensorInfo, bool) {
+	f, ok := c.where[name]
+	if !ok {
+		return TensorInfo{}, false
+	}
+	return f.Info(name)
+}
+
+// Data returns the mapped bytes of a tensor.
+func (c *Checkpoint) Data(name string) ([]byte, error) {
+	f, ok := c.where[name]
+	if !ok {
+		return nil, fmt.Errorf("safetensors: %s: no tensor %q", c.Dir, name)
+	}
+	return f.Data(name)
+}
+
+// FileOf returns the file holding a tensor.
+func (c *Checkpoint) FileOf(name string) (*File, bool) {
+	f, ok := c.where[name]
+	return f, ok
+}
+
+// Names lists every tensor name, sorted.
+func (c *Checkpoint) Names() []string {
+	out := make([]string, 0, len(c.where))
+	for n := range c.where {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// TotalBytes is the size of all tensor data.
+func (c *Checkpoint) TotalBytes() int64 {
+	var n int64
+	for _, f := range c.Files {
+		for _, t := range f.Header.Tensors {
+			n += t.Bytes()
+		}
+	}
+	return n
+}

@@ -1,0 +1,106 @@
+package safetensors
+
+import (
+	"bufio"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"h3studio/engine/compute"
+)
+
+// Entry is one tensor to write: its raw little-endian bytes in DType.
+type Entry struct {
+	Name  string
+	DType compute.DType
+	Shape compute.Shape
+	Data  []byte
+}
+
+// F32 returns an F32 entry holding v (converted to dt when dt is not F32).
+func F32(name string, dt compute.DType, shape compute.Shape, v []float32) Entry {
+	return Entry{Name: name, DType: dt, Shape: shape.Clone(), Data: compute.EncodeFloat32(dt, v)}
+}
+
+// Write writes a safetensors file atomically: to a temporary file in the
+// same directory, synced, then renamed over path. Tensors are laid out in
+// name order; the header is padded with spaces to a multiple of 8 bytes so
+// that every tensor's data is 8-byte aligned.
+func Write(path string, entries []Entry, metadata map[string]string) error {
+	sorted := append([]Entry(nil), entries...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
+	header := map[string]any{}
+	if len(metadata) > 0 {
+		header["__metadata__"] = metadata
+	}
+	var off int64
+	for _, e := range sorted {
+		if _, dup := header[e.Name]; dup || e.Name == "__metadata__" {
+			return fmt.Errorf("safetensors: write %s: duplicate or reserved tensor name %q", path, e.Name)
+		}
+		want := int64(e.Shape.NumElements()) * int64(e.DType.Size())
+		if int64(len(e.Data)) != want {
+			return fmt.Errorf("safetensors: write %s: tensor %q: %d bytes for %s%v (want %d)", path, e.Name, len(e.Data), e.DType, e.Shape, want)
+		}
+		shape := e.Shape
+		if shape == nil {
+			shape = compute.Shape{}
+		}
+		header[e.Name] = map[string]any{"dtype": e.DType.String(), "shape": shape, "data_offsets": []int64{off, off + want}}
+		// Keep every tensor 8-byte aligned.
+		off += want
+		if pad := (8 - off%8) % 8; pad != 0 {
+			off += pad
+		}
+	}
+	js, err := json.Marshal(header)
+	if err != nil {
+		return fmt.Errorf("safetensors: write %s: %w", path, err)
+	}
+	for len(js)%8 != 0 {
+		js = append(js, ' ')
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("safetensors: write %s: %w", path, err)
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	w := bufio.NewWriterSize(tmp, 1<<20)
+	var lb [8]byte
+	binary.LittleEndian.PutUint64(lb[:], uint64(len(js)))
+	w.Write(lb[:])
+	w.Write(js)
+	var pos int64
+	zero := make([]byte, 8)
+	for _, e := range sorted {
+		w.Write(e.Data)
+		pos += int64(len(e.Data))
+		if pad := (8 - pos%8) % 8; pad != 0 {
+			w.Write(zero[:pad])
+			pos += pad
+		}
+	}
+	if err := w.Flush(); err != nil {
+		return fmt.Errorf("safetensors: write %s: %w", path, err)
+	}
+	if err := tmp.Sync(); err != nil {
+		return fmt.Errorf("safetensors: write %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("safetensors: write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("safetensors: write %s: %w", path, err)
+	}
+	ok = true
+	return nil
+}

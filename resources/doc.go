@@ -1,0 +1,3 @@
+// Package resources embeds the app's icons, prompt templates and examples,
+// presets and third-party notices.
+package resources
