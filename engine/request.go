@@ -87,8 +87,8 @@ type Request struct {
 	RenderHeight   int
 
 	First, Last string      // FL2VA keyframe image files
-	FirstImage  image.Image // in-memory keyframes (GUI); override First/Last paths
-	LastImage   image.Image
+	FirstImage  image.Image `json:"-"` // in-memory keyframes (GUI); override First/Last paths
+	LastImage   image.Image `json:"-"`
 	References  []Reference // Ref2VA, ordered; exclusive with First/Last
 
 	Memory  MemoryMode

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"h3studio/engine"
+	"h3studio/engine/compute/cpu"
+)
+
+// version is the app version, stamped at release build time with
+// -ldflags "-X main.version=…".
+var version = "0.1.0-dev"
+
+// generate runs one request from the command line.
+func generate(ctx context.Context, a generateArgs, stdout, stderr io.Writer) int {
+	b := cpu.New(cpu.Options{})
+	s, err := engine.Open(engine.Options{ModelDir: a.modelDir, Backend: b, Memory: a.req.Memory})
+	if err != nil {
+		fmt.Fprintf(stderr, "h3studio generate: %v\n", err)
+		return 1
+	}
+	defer s.Close()
+	plan, err := s.Plan(a.req)
+	if err != nil {
+		fmt.Fprintf(stderr, "h3studio generate: %v\n", err)
+		if engine.IsRequestError(err) {
+			return 2
+		}
+		return 1
+	}
+	for _, n := range plan.Notes {
+		fmt.Fprintf(stderr, "note: %s\n", n)
+	}
+	sink, outputs, err := openSinks(a, plan)
+	if err != nil {
+		fmt.Fprintf(stderr, "h3studio generate: %v\n", err)
+		return 1
+	}
+	pp := newProgressPrinter(stderr)
+	res, err := s.Generate(ctx, plan.Request, sink, pp.Event)
+	pp.Finish()
+	if err != nil {
+		switch {
+		case ctx.Err() != nil || errors.Is(err, context.Canceled):
+			fmt.Fprintln(stderr, "h3studio generate: cancelled; nothing was written")
+			return 130
+		case engine.IsRequestError(err):
+			fmt.Fprintf(stderr, "h3studio generate: %v\n", err)
+			return 2
+		}
+		fmt.Fprintf(stderr, "h3studio generate: %v\n", err)
+		return 1
+	}
+	sc := engine.NewSidecar(res, version, a.modelDir, b.Device().Name, b.Name())
+	sc.Outputs = outputs
+	side := sidecarPath(a)
+	if err := engine.WriteSidecar(side, sc); err != nil {
+		fmt.Fprintf(stderr, "h3studio generate: %v\n", err)
+		return 1
+	}
+	for _, k := range []string{"video", "frames", "audio"} {
+		if p := outputs[k]; p != "" {
+			fmt.Fprintf(stderr, "wrote %s\n", p)
+		}
+	}
+	fmt.Fprintf(stderr, "wrote %s\n", side)
+	if a.profile {
+		printProfile(stdout, res)
+	}
+	return 0
+}
+
+// sidecarPath is <name>.json beside the MP4, or take.json in the frames
+// folder (or beside the WAV) when there is no MP4.
+func sidecarPath(a generateArgs) string {
+	switch {
+	case a.output != "":
+		return strings.TrimSuffix(a.output, filepath.Ext(a.output)) + ".json"
+	case a.framesDir != "":
+		return filepath.Join(a.framesDir, "take.json")
+	case a.wav != "":
+		return strings.TrimSuffix(a.wav, filepath.Ext(a.wav)) + ".json"
+	}
+	return "take.json"
+}
+
+func printProfile(w io.Writer, res engine.Result) {
+	fmt.Fprintln(w, "phase          seconds")
+	for _, ph := range []engine.Phase{engine.PhaseLoad, engine.PhaseText, engine.PhaseReferences, engine.PhaseDenoise,
+		engine.PhaseVideoDecode, engine.PhaseAudioDecode, engine.PhaseExport} {
+		if d, ok := res.Timings[ph]; ok {
+			fmt.Fprintf(w, "%-14s %7.3f\n", ph, d.Seconds())
+		}
+	}
+	fmt.Fprintf(w, "peak storage   %.1f MiB\n", float64(res.PeakBytes)/(1<<20))
+}
+
+// ensureDir creates a folder for outputs.
+func ensureDir(dir string) error {
+	if dir == "" || dir == "." {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("cannot create %s: %w", dir, err)
+	}
+	return nil
+}

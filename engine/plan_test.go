@@ -1,0 +1,104 @@
+package engine
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var released = ModelFacts{Blocks: 50, HasFL2VA: true, HasRef2VA: true}
+
+func TestAlignFrames(t *testing.T) {
+	cases := map[int]int{0: 5, 1: 5, 5: 5, 6: 22, 22: 22, 23: 39, 56: 56, 57: 73, 123: 124, 124: 124, 240: 243, 362: 362, 363: 379}
+	for in, want := range cases {
+		if got := AlignFrames(in); got != want {
+			t.Errorf("AlignFrames(%d) = %d, want %d", in, got, want)
+		}
+		if got := AlignFrames(in); (got-5)%17 != 0 {
+			t.Errorf("AlignFrames(%d) = %d is not 17n+5", in, got)
+		}
+	}
+	if got := SecondsToFrames(10); got != 243 {
+		t.Errorf("10 s -> %d frames, want 243 (h3.c)", got)
+	}
+	if got := SecondsToFrames(5); got != 124 {
+		t.Errorf("5 s -> %d frames, want 124", got)
+	}
+}
+
+func TestResolveDefaults(t *testing.T) {
+	p, err := resolve(Request{Prompt: "a fox"}, released)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := p.Request
+	if r.Width != 864 || r.Height != 480 || r.Frames != 56 || r.Steps != 20 || r.Seed != 42 || r.Layers != 50 || r.Reuse != 1 || r.CoreReuse != 1 {
+		t.Errorf("defaults: %+v", r)
+	}
+	if p.Task != TaskT2VA || p.LatentFrames != 17 || p.LatentWidth != 54 || p.LatentHeight != 30 || p.AudioLatents != 93 || p.Forwards != 20 {
+		t.Errorf("plan: %+v", p)
+	}
+}
+
+func TestResolveRejects(t *testing.T) {
+	dir := t.TempDir()
+	img := filepath.Join(dir, "a.png")
+	os.WriteFile(img, []byte("x"), 0o644)
+	cases := []struct {
+		name string
+		r    Request
+		want string // substring of the error
+	}{
+		{"width not x32", Request{Width: 100, Height: 256}, "width 100 must be a multiple of 32"},
+		{"too many pixels", Request{Width: 2048, Height: 2048}, "more than the model's"},
+		{"too many frames", Request{Width: 256, Height: 256, Frames: 400}, "frames 413 after alignment is outside 22..362"},
+		{"too few frames", Request{Frames: 5}, "outside 22..362"},
+		{"reuse with core reuse", Request{Reuse: 2, CoreReuse: 2}, "cannot be combined with core-reuse"},
+		{"steps", Request{Steps: 1}, "steps 1 is outside 2..1000"},
+		{"layers", Request{Layers: 30}, "layers 30 is outside 35..50"},
+		{"render aspect", Request{Width: 512, Height: 512, RenderWidth: 256, RenderHeight: 128}, "aspect ratio"},
+		{"render larger", Request{Width: 256, Height: 256, RenderWidth: 512, RenderHeight: 512}, "must not exceed"},
+		{"mixed conditions", Request{First: img, References: []Reference{{Kind: RefImage, Path: img}}}, "do not mix"},
+		{"missing keyframe", Request{First: filepath.Join(dir, "nope.png")}, "first-frame"},
+		{"audio only", Request{References: []Reference{{Kind: RefAudio, Path: img}}}, "need at least one image or video"},
+		{"frames and seconds", Request{Frames: 22, Seconds: 1}, "not both"},
+		{"preset", Request{Preset: "ultra"}, "preset"},
+	}
+	for _, c := range cases {
+		_, err := resolve(c.r, released)
+		if err == nil || !IsRequestError(err) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got %v, want a request error containing %q", c.name, err, c.want)
+		}
+	}
+}
+
+func TestPresetsAndOverrides(t *testing.T) {
+	p, err := resolve(Request{Preset: PresetPreview}, released)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := p.Request; r.Steps != 16 || r.Reuse != 3 || r.Layers != 40 {
+		t.Errorf("preview: %+v", r)
+	}
+	if p.Forwards != 6 { // steps 0, 3, 6, 9, 12 and 15 (the last)
+		t.Errorf("preview forwards %d, want 6", p.Forwards)
+	}
+	// An explicit core reuse wins over the preset's velocity reuse.
+	p, err = resolve(Request{Preset: PresetFast, CoreReuse: 2}, released)
+	if err != nil || p.Request.Reuse != 1 || p.Request.CoreReuse != 2 {
+		t.Errorf("fast + core-reuse: %+v %v", p.Request, err)
+	}
+	if got := forwardCount(20, 2); got != 11 {
+		t.Errorf("forwardCount(20,2) = %d, want 11 (H3-DIT §13.1)", got)
+	}
+	if got := forwardCount(20, 3); got != 8 {
+		t.Errorf("forwardCount(20,3) = %d, want 8", got)
+	}
+	if got := forwardCount(50, 3); got != 18 {
+		t.Errorf("forwardCount(50,3) = %d, want 18", got)
+	}
+	if lo, hi := LayerRange(4); lo != 3 || hi != 4 {
+		t.Errorf("LayerRange(4) = %d..%d", lo, hi)
+	}
+}
