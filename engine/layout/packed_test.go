@@ -99,7 +99,7 @@ func TestValidationVectors(t *testing.T) {
 			rows: 8287,
 			segs: []seg{{SegText, 0, 192}, {SegRefImage, 192, 288}, {SegRefAudio, 288, 384}, {SegRefVideo, 384, 1056},
 				{SegRefAudio, 1056, 1216}, {SegAudio, 1216, 1402}, {SegVideo, 1402, 8287}},
-			sum:  [3]float64{2818905.0, 115719.96684278, 122360.11344761}, weightT: 12788836714.0,
+			sum: [3]float64{2818905.0, 115719.96684278, 122360.11344761}, weightT: 12788836714.0,
 			condRows: [2]int{768, 256},
 		},
 	}
@@ -285,11 +285,14 @@ func TestBuildRejects(t *testing.T) {
 	base := Spec{TextTags: tags(4), Target: Grid{7, 4, 6}, AudioLatents: 37}
 	mod := func(f func(*Spec)) Spec { s := base; f(&s); return s }
 	bad := map[string]Spec{
-		"odd height":        mod(func(s *Spec) { s.Target.H = 5 }),
-		"no frames":         mod(func(s *Spec) { s.Target.T = 0 }),
-		"no audio":          mod(func(s *Spec) { s.AudioLatents = 0 }),
-		"bad tag":           mod(func(s *Spec) { s.TextTags = []int64{1, 2} }),
-		"both":              mod(func(s *Spec) { s.Keyframes = []Anchor{First}; s.References = []Reference{{Kind: RefAudio, AudioLatents: 3}} }),
+		"odd height": mod(func(s *Spec) { s.Target.H = 5 }),
+		"no frames":  mod(func(s *Spec) { s.Target.T = 0 }),
+		"no audio":   mod(func(s *Spec) { s.AudioLatents = 0 }),
+		"bad tag":    mod(func(s *Spec) { s.TextTags = []int64{1, 2} }),
+		"both": mod(func(s *Spec) {
+			s.Keyframes = []Anchor{First}
+			s.References = []Reference{{Kind: RefAudio, AudioLatents: 3}}
+		}),
 		"dup anchor":        mod(func(s *Spec) { s.Keyframes = []Anchor{Last, Last} }),
 		"bad anchor":        mod(func(s *Spec) { s.Keyframes = []Anchor{7} }),
 		"image frames":      mod(func(s *Spec) { s.References = []Reference{{Kind: RefImage, Latent: Grid{2, 4, 4}}} }),
