@@ -22,9 +22,9 @@ const (
 	FormatMP3     = "MP3"
 	FormatFLAC    = "FLAC"
 	FormatOgg     = "Ogg"
-	FormatM4A     = "M4A"       // ISO BMFF with an audio-only brand
-	FormatMP4     = "MP4"       // ISO BMFF / QuickTime movie
-	FormatMKV     = "Matroska"  // also WebM
+	FormatM4A     = "M4A"      // ISO BMFF with an audio-only brand
+	FormatMP4     = "MP4"      // ISO BMFF / QuickTime movie
+	FormatMKV     = "Matroska" // also WebM
 	FormatAVI     = "AVI"
 	FormatText    = "text"
 	formatAVIF    = "AVIF"
