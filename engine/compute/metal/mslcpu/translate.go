@@ -51,7 +51,9 @@ func tokenize(src string) []token {
 		out = append(out, token{k: k, s: s, file: file, line: line})
 		line += strings.Count(s, "\n")
 	}
-	isIdent := func(c byte) bool { return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' }
+	isIdent := func(c byte) bool {
+		return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+	}
 	for i < len(src) {
 		c := src[i]
 		switch {
