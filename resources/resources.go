@@ -34,7 +34,7 @@ type Field struct {
 	LabelLine string `json:"label_line"`
 	// AudioLabelLine replaces LabelLine for <Audio N> labels.
 	AudioLabelLine string `json:"audio_label_line"`
-	Lines     int    `json:"lines"` // editor height
+	Lines          int    `json:"lines"` // editor height
 }
 
 // Template is a prompt format: the ordered sections and, for the keyframe

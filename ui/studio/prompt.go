@@ -266,7 +266,7 @@ func (b *Builder) SyncLabels(prompt string, labels []string) string {
 		if text == "" {
 			lines = nil
 		}
-		var slots []int            // positions of label lines
+		var slots []int                // positions of label lines
 		byLabel := map[string]string{} // first line per label
 		var out []string
 		for _, line := range lines {
