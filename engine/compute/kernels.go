@@ -15,6 +15,8 @@ package compute
 //   - Index tensors are I32 or I64.
 //   - Shape or dtype mismatches panic: they are bugs, not conditions.
 type Kernels interface {
+	Padder // kernels_pad.go
+
 	// Copy converts src to dst's dtype element by element (same element
 	// count; shapes may differ, as after a reshape).
 	Copy(dst, src *Tensor)
