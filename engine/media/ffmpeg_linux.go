@@ -12,7 +12,6 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"image"
 	"io"
@@ -135,7 +134,7 @@ func (s *ffmpegMP4Sink) Begin(f Format) error {
 		"-framerate", strconv.Itoa(FPS), "-i", "pipe:0", "-an",
 		"-vf", "scale=out_color_matrix=bt709:out_range=tv,format=yuv420p",
 		"-c:v", "libx264", "-preset", "fast", "-profile:v", "high",
-		"-b:v", strconv.Itoa(br), "-maxrate", strconv.Itoa(br*3/2), "-bufsize", strconv.Itoa(br*2),
+		"-b:v", strconv.Itoa(br), "-maxrate", strconv.Itoa(br * 3 / 2), "-bufsize", strconv.Itoa(br * 2),
 		"-colorspace", "bt709", "-color_primaries", "bt709", "-color_trc", "bt709", "-color_range", "tv",
 		"-f", "mp4", s.videoTmp}
 	s.cmd = exec.Command(s.ffmpeg, args...)
@@ -536,4 +535,3 @@ func (s *ffmpegSource) Audio(ctx context.Context) (Audio, error) {
 
 func (s *ffmpegSource) Close() error { return nil }
 
-var _ = errors.New

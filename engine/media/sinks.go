@@ -325,9 +325,13 @@ func (m multiSink) each(f func(Sink) error) error {
 	return nil
 }
 
-func (m multiSink) Begin(f Format) error             { return m.each(func(s Sink) error { return s.Begin(f) }) }
-func (m multiSink) WriteFrame(img *image.RGBA) error { return m.each(func(s Sink) error { return s.WriteFrame(img) }) }
-func (m multiSink) WriteAudio(a Audio) error         { return m.each(func(s Sink) error { return s.WriteAudio(a) }) }
+func (m multiSink) Begin(f Format) error { return m.each(func(s Sink) error { return s.Begin(f) }) }
+func (m multiSink) WriteFrame(img *image.RGBA) error {
+	return m.each(func(s Sink) error { return s.WriteFrame(img) })
+}
+func (m multiSink) WriteAudio(a Audio) error {
+	return m.each(func(s Sink) error { return s.WriteAudio(a) })
+}
 
 func (m multiSink) Close() error {
 	var errs []error
