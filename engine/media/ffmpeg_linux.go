@@ -534,4 +534,3 @@ func (s *ffmpegSource) Audio(ctx context.Context) (Audio, error) {
 }
 
 func (s *ffmpegSource) Close() error { return nil }
-
