@@ -221,7 +221,7 @@ func (s *ffmpegMP4Sink) Close() error {
 		"-i", s.videoTmp,
 		"-f", "f32le", "-ar", strconv.Itoa(f.SampleRate), "-ac", strconv.Itoa(f.Channels), "-i", "pipe:0",
 		"-map", "0:v:0", "-map", "1:a:0", "-c:v", "copy",
-		"-c:a", "aac", "-b:a", strconv.Itoa(s.opts.audioBitRate()),
+		"-c:a", "aac", "-b:a", strconv.Itoa(s.opts.AudioBitRateOrDefault()),
 		"-movflags", "+faststart", "-f", "mp4", s.tmp)
 	mux.Stdin = bytes.NewReader(raw)
 	mux.Stderr = &s.stderr

@@ -73,7 +73,8 @@ func (o MP4Options) VideoBitRate(w, h int) int {
 	return int(math.Round((0.02 + 0.28*q) * float64(w) * float64(h) * FPS))
 }
 
-func (o MP4Options) audioBitRate() int {
+// AudioBitRateOrDefault is AudioBitRate, or 192000 when it is zero.
+func (o MP4Options) AudioBitRateOrDefault() int {
 	if o.AudioBitRate > 0 {
 		return o.AudioBitRate
 	}
