@@ -2,6 +2,7 @@ package media
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"image"
 	"io"
@@ -176,6 +177,15 @@ type imageSource struct {
 }
 
 func openImage(path string) (Source, error) {
+	// Refuse oversized pictures from the first megabyte, before reading
+	// (let alone decoding) the whole file.
+	head, err := readHead(path, 1<<20)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := ReadImageHeader(path, head); errors.Is(err, ErrTooLarge) {
+		return nil, err
+	}
 	data, err := readFileLimited(path, MaxImageFileBytes)
 	if err != nil {
 		return nil, err
