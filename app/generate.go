@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -37,15 +36,20 @@ func generate(ctx context.Context, a generateArgs, stdout, stderr io.Writer) int
 	for _, n := range plan.Notes {
 		fmt.Fprintf(stderr, "note: %s\n", n)
 	}
-	sink, outputs, err := openSinks(a, plan)
+	out, err := openSinks(a, plan)
 	if err != nil {
 		fmt.Fprintf(stderr, "h3studio generate: %v\n", err)
+		if errors.Is(err, errNoOutput) {
+			return 2
+		}
 		return 1
 	}
+	outputs := out.paths
 	pp := newProgressPrinter(stderr)
-	res, err := s.Generate(ctx, plan.Request, sink, pp.Event)
+	res, err := s.Generate(ctx, plan.Request, out.sink, pp.Event)
 	pp.Finish()
 	if err != nil {
+		out.removeCreated()
 		switch {
 		case ctx.Err() != nil || errors.Is(err, context.Canceled):
 			fmt.Fprintln(stderr, "h3studio generate: cancelled; nothing was written")
@@ -101,13 +105,3 @@ func printProfile(w io.Writer, res engine.Result) {
 	fmt.Fprintf(w, "peak storage   %.1f MiB\n", float64(res.PeakBytes)/(1<<20))
 }
 
-// ensureDir creates a folder for outputs.
-func ensureDir(dir string) error {
-	if dir == "" || dir == "." {
-		return nil
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("cannot create %s: %w", dir, err)
-	}
-	return nil
-}

@@ -3,9 +3,13 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"image"
 	"math"
 	"os"
 	"strings"
+
+	"h3studio/engine/layout"
+	"h3studio/engine/media"
 )
 
 // Request limits (h3.c's rules; the released model is a 768p model).
@@ -53,18 +57,25 @@ func reqErr(field, format string, args ...any) error {
 }
 
 // AlignFrames rounds a frame count up to the next legal count 17n+5 (counts
-// below 5 become 5), as the video VAE's temporal chunking requires.
+// below 5 become 5), as the video VAE's temporal chunking requires
+// (layout.AlignFrames).
 func AlignFrames(f int) int {
-	if f <= 5 {
-		return 5
+	if f < 1 {
+		return layout.MinFrames
 	}
-	return f + ((5-f)%17+17)%17
+	a, _ := layout.AlignFrames(f)
+	return a
 }
 
 // SecondsToFrames converts a duration to a legal frame count at 24 fps: the
-// nearest whole frame count, aligned up (h3.c: 10 s → 240 → 243).
+// nearest whole frame count, aligned up (h3.c: 10 s → 240 → 243). It
+// returns 0 for a duration that is not a positive number.
 func SecondsToFrames(s float64) int {
-	return AlignFrames(int(math.Round(24 * s)))
+	f, err := layout.FramesFromSeconds(s)
+	if err != nil {
+		return 0
+	}
+	return f
 }
 
 // PresetSettings are the speed controls a preset stands for.
@@ -93,17 +104,37 @@ type ModelFacts struct {
 	Demo      bool // the demo checkpoint
 }
 
-// LayerRange is the allowed range of Request.Layers for a model with n
-// blocks: 35..50 for the released 50-block model, the same proportion
-// (rounded up) otherwise.
-func LayerRange(n int) (lo, hi int) {
-	return (n*35 + 49) / 50, n
+// Layer thinning limits (h3.c --layers): a count of the released model's 50
+// blocks. For a model with another depth the count is scaled by
+// dit.SelectBlocks, so the same 35..50 applies to every model.
+const (
+	MinLayers = 35
+	MaxLayers = 50
+)
+
+// Prober reports what a conditioning file holds without decoding it
+// (media.Open(path).Info()).
+type Prober func(path string) (media.Info, error)
+
+// probeWith returns a Prober over an Opener.
+func probeWith(open media.Opener) Prober {
+	if open == nil {
+		open = media.Open
+	}
+	return func(path string) (media.Info, error) {
+		src, err := open(path)
+		if err != nil {
+			return media.Info{}, err
+		}
+		defer src.Close()
+		return src.Info(), nil
+	}
 }
 
 // resolve validates r against the rules and the model and fills defaults.
-// It touches nothing but the file system's metadata (reference files must
-// exist).
-func resolve(r Request, m ModelFacts) (Plan, error) {
+// It reads nothing but file headers (conditioning files are probed through
+// probe) and maps no weight.
+func resolve(r Request, m ModelFacts, probe Prober) (Plan, error) {
 	var p Plan
 	var notes []string
 
@@ -130,7 +161,8 @@ func resolve(r Request, m ModelFacts) (Plan, error) {
 		}
 	}
 
-	// Canvas.
+	// Canvas (h3.c: multiples of 32, at least 32, at most 768·1344 pixels)
+	// and render canvas (same aspect, no larger than the output).
 	if r.Width == 0 && r.Height == 0 {
 		r.Width, r.Height = DefaultWidth, DefaultHeight
 	}
@@ -141,31 +173,40 @@ func resolve(r Request, m ModelFacts) (Plan, error) {
 		if err := checkCanvas("render-width", "render-height", r.RenderWidth, r.RenderHeight); err != nil {
 			return p, err
 		}
-		if r.RenderWidth > r.Width || r.RenderHeight > r.Height {
-			return p, reqErr("render canvas", "%dx%d must not exceed the output canvas %dx%d", r.RenderWidth, r.RenderHeight, r.Width, r.Height)
-		}
-		if r.RenderWidth*r.Height != r.RenderHeight*r.Width {
-			return p, reqErr("render canvas", "%dx%d must have the output canvas's aspect ratio (%dx%d)", r.RenderWidth, r.RenderHeight, r.Width, r.Height)
+		out := layout.Canvas{Width: r.Width, Height: r.Height}
+		ren := layout.Canvas{Width: r.RenderWidth, Height: r.RenderHeight}
+		if err := layout.ValidateRender(ren, out); err != nil {
+			rule := "must have the output canvas's aspect ratio and be no larger than it"
+			if ren.Width > out.Width || ren.Height > out.Height {
+				rule = "must not exceed the output canvas"
+			} else if int64(ren.Width)*int64(out.Height) != int64(ren.Height)*int64(out.Width) {
+				rule = "must have the output canvas's aspect ratio"
+			}
+			return p, reqErr("render canvas", "%v %s %v", ren, rule, out)
 		}
 		if r.RenderWidth == r.Width {
 			r.RenderWidth, r.RenderHeight = 0, 0
 		}
 	}
 
-	// Duration.
+	// Duration: frames aligned up to 17n+5, or seconds → frames (h3.c).
 	switch {
 	case r.Frames != 0 && r.Seconds != 0:
 		return p, reqErr("duration", "give frames or seconds, not both")
-	case r.Seconds < 0 || r.Frames < 0:
+	case r.Seconds < 0 || r.Frames < 0 || math.IsNaN(r.Seconds):
 		return p, reqErr("duration", "must be positive")
 	case r.Seconds > 0:
-		f := SecondsToFrames(r.Seconds)
+		f, err := layout.FramesFromSeconds(r.Seconds)
+		if err != nil {
+			return p, reqErr("seconds", "%v is outside %.2f–%.2f s", r.Seconds, float64(MinFrames)/24, float64(MaxFrames)/24)
+		}
 		notes = append(notes, fmt.Sprintf("%.2f s → %d frames (%.2f s; lengths are 17n+5 frames at 24 fps)", r.Seconds, f, float64(f)/24))
 		r.Frames, r.Seconds = f, 0
 	case r.Frames == 0:
 		r.Frames = DefaultFrames
 	default:
-		if f := AlignFrames(r.Frames); f != r.Frames {
+		f, _ := layout.AlignFrames(r.Frames)
+		if f != r.Frames {
 			notes = append(notes, fmt.Sprintf("frames rounded up from %d to %d (lengths are 17n+5 frames)", r.Frames, f))
 			r.Frames = f
 		}
@@ -210,17 +251,11 @@ func resolve(r Request, m ModelFacts) (Plan, error) {
 	if r.Reuse > 1 && r.CoreReuse > 1 {
 		return p, reqErr("reuse", "%d cannot be combined with core-reuse %d (velocity reuse and core reuse are exclusive)", r.Reuse, r.CoreReuse)
 	}
-	if m.Blocks > 0 {
-		lo, hi := LayerRange(m.Blocks)
-		if r.Layers == 0 {
-			r.Layers = int(math.Ceil(ps.LayersFraction * float64(m.Blocks)))
-			if r.Layers < lo {
-				r.Layers = lo
-			}
-		}
-		if r.Layers < lo || r.Layers > hi {
-			return p, reqErr("layers", "%d is outside %d..%d for this %d-block model", r.Layers, lo, hi, m.Blocks)
-		}
+	if r.Layers == 0 {
+		r.Layers = int(math.Ceil(ps.LayersFraction * MaxLayers))
+	}
+	if r.Layers < MinLayers || r.Layers > MaxLayers {
+		return p, reqErr("layers", "%d is outside %d..%d (blocks of the released 50; scaled for other depths)", r.Layers, MinLayers, MaxLayers)
 	}
 	if r.TokenReduction {
 		notes = append(notes, "token reduction changes composition (opt-in speed control)")
@@ -228,19 +263,34 @@ func resolve(r Request, m ModelFacts) (Plan, error) {
 	if !r.SeedSet {
 		r.Seed, r.SeedSet = DefaultSeed, true
 	}
+	if r.Memory != MemoryAuto && r.Memory != MemoryResident && r.Memory != MemoryStreaming {
+		return p, reqErr("memory", "%q is unknown (allowed: auto, resident, streaming)", r.Memory)
+	}
 
-	// Conditions.
+	// Conditions: files exist and hold what their slot needs; reference
+	// limits (media's rules, the release's).
+	if probe == nil {
+		probe = probeWith(nil)
+	}
 	if p.Task == TaskFL2VA {
-		for _, f := range []struct{ field, path string }{{"first-frame", r.First}, {"last-frame", r.Last}} {
-			if f.path != "" {
-				if err := checkFile(f.field, f.path); err != nil {
-					return p, err
-				}
+		for _, f := range []struct {
+			field, path string
+			img         image.Image
+		}{{"first-frame", r.First, r.FirstImage}, {"last-frame", r.Last, r.LastImage}} {
+			if f.img != nil || f.path == "" {
+				continue
+			}
+			info, err := probeFile(probe, f.field, f.path)
+			if err != nil {
+				return p, err
+			}
+			if info.Kind != media.KindImage {
+				return p, reqErr(f.field, "%s is %s, not a picture", f.path, kindWords[info.Kind])
 			}
 		}
 	}
 	if p.Task == TaskRef2VA {
-		if err := checkReferences(r.References); err != nil {
+		if err := checkReferences(r.References, r.Frames, probe); err != nil {
 			return p, err
 		}
 	}
@@ -249,18 +299,25 @@ func resolve(r Request, m ModelFacts) (Plan, error) {
 	}
 
 	// Geometry of the (render) canvas the model runs at.
-	w, h := r.Width, r.Height
-	if r.RenderWidth != 0 {
-		w, h = r.RenderWidth, r.RenderHeight
-	}
-	p.LatentWidth, p.LatentHeight = w/16, h/16
-	p.LatentFrames = 5*((r.Frames-5)/17) + 2
-	p.AudioLatents = int(math.Round(float64(r.Frames) * 40 / 24))
+	mc := p.ModelCanvas(r)
+	lh, lw := mc.Latent()
+	p.LatentWidth, p.LatentHeight = lw, lh
+	p.LatentFrames, _ = layout.LatentFrames(r.Frames)
+	p.AudioLatents = layout.AudioLatents(r.Frames)
 	p.Forwards = forwardCount(r.Steps, r.Reuse)
 	p.Request = r
 	p.Notes = notes
 	p.Memory = r.Memory
 	return p, nil
+}
+
+// ModelCanvas is the canvas the model runs at: the render canvas when the
+// request has one, else the output canvas.
+func (Plan) ModelCanvas(r Request) layout.Canvas {
+	if r.RenderWidth != 0 {
+		return layout.Canvas{Width: r.RenderWidth, Height: r.RenderHeight}
+	}
+	return layout.Canvas{Width: r.Width, Height: r.Height}
 }
 
 // forwardCount is the number of DiT evaluations of steps denoising steps with
@@ -288,61 +345,98 @@ func checkCanvas(wf, hf string, w, h int) error {
 			return reqErr(c.field, "%d must be a multiple of %d and at least %d", c.v, CanvasAlign, CanvasAlign)
 		}
 	}
-	if w*h > MaxPixels {
+	if err := (layout.Canvas{Width: w, Height: h}).Validate(); err != nil {
 		return reqErr(wf+"×"+hf, "%dx%d has %d pixels, more than the model's %d (768×1344)", w, h, w*h, MaxPixels)
 	}
 	return nil
 }
 
-func checkFile(field, path string) error {
+var kindWords = map[media.Kind]string{media.KindImage: "a picture", media.KindVideo: "a video", media.KindAudio: "a sound file", 0: "not a media file"}
+
+// probeFile probes one conditioning file, turning a missing or unreadable
+// file into a request error naming the field.
+func probeFile(probe Prober, field, path string) (media.Info, error) {
 	st, err := os.Stat(path)
 	switch {
 	case err != nil:
-		return reqErr(field, "%s: %v", path, errors.Unwrap(err))
+		return media.Info{}, reqErr(field, "%s: %v", path, errors.Unwrap(err))
 	case st.IsDir():
-		return reqErr(field, "%s is a folder, not a file", path)
+		return media.Info{}, reqErr(field, "%s is a folder, not a file", path)
+	}
+	info, err := probe(path)
+	if err != nil {
+		var me *media.Error
+		if errors.As(err, &me) {
+			return media.Info{}, reqErr(field, "%s: %s", path, me.Problem)
+		}
+		return media.Info{}, reqErr(field, "%s: %v", path, err)
+	}
+	return info, nil
+}
+
+// checkReferences probes every reference and applies the release's
+// reference rules (media.CheckReferences: counts, clip lengths, aspect
+// ratios, sound where sound is asked for) plus h3.c's rule that a video's
+// sound track conditions only generations of at least 2 s.
+func checkReferences(refs []Reference, frames int, probe Prober) error {
+	if len(refs) > MaxReferences {
+		return reqErr("references", "%d given, at most %d", len(refs), MaxReferences)
+	}
+	mrefs := make([]media.Ref, len(refs))
+	for i, ref := range refs {
+		field := fmt.Sprintf("references[%d]", i+1)
+		mr := media.Ref{Path: ref.Path}
+		switch ref.Kind {
+		case RefImage:
+			mr.Kind = media.KindImage
+		case RefVideo:
+			mr.Kind = media.KindVideo
+		case RefSilentVideo:
+			mr.Kind = media.KindVideo
+		case RefVideoAudio:
+			mr.Kind, mr.AudioPath = media.KindVideo, ref.Audio
+			if ref.Audio == "" {
+				return reqErr(field, "a video with a separate sound needs the sound file")
+			}
+		case RefAudio:
+			mr.Kind = media.KindAudio
+		default:
+			return reqErr(field, "kind %q is unknown (image, video, silent-video, video-audio, audio)", ref.Kind)
+		}
+		info, err := probeFile(probe, field, ref.Path)
+		if err != nil {
+			return err
+		}
+		mr.Info = info
+		// A video reference uses its own sound track when it has one; a
+		// track it lacks is not an error (use it as a silent video).
+		if ref.Kind == RefVideo && info.HasAudio {
+			mr.Soundtrack = true
+		}
+		if ref.Kind == RefVideoAudio {
+			if mr.AudioInfo, err = probeFile(probe, field+" sound", ref.Audio); err != nil {
+				return err
+			}
+		}
+		if (mr.Soundtrack || mr.AudioPath != "") && frames < minSoundtrackFrames {
+			return reqErr(field, "a video's sound conditions only generations of at least %d frames (2 s); this one has %d (use --ref-silent-video or a longer duration)", minSoundtrackFrames, frames)
+		}
+		mrefs[i] = mr
+	}
+	if err := media.CheckReferences(mrefs, false, media.DefaultLimits); err != nil {
+		var re *media.RefError
+		if errors.As(err, &re) && len(re.Problems) > 0 {
+			parts := make([]string, len(re.Problems))
+			for i, pr := range re.Problems {
+				parts[i] = pr.String()
+			}
+			return reqErr("references", "%s", strings.Join(parts, "; "))
+		}
+		return reqErr("references", "%v", err)
 	}
 	return nil
 }
 
-func checkReferences(refs []Reference) error {
-	if len(refs) > MaxReferences {
-		return reqErr("references", "%d given, at most %d", len(refs), MaxReferences)
-	}
-	var images, videos, audios, visual int
-	for i, ref := range refs {
-		field := fmt.Sprintf("references[%d]", i+1)
-		if err := checkFile(field, ref.Path); err != nil {
-			return err
-		}
-		switch ref.Kind {
-		case RefImage:
-			images++
-			visual++
-		case RefVideo, RefSilentVideo:
-			videos++
-			visual++
-		case RefVideoAudio:
-			videos++
-			visual++
-			if err := checkFile(field+" audio", ref.Audio); err != nil {
-				return err
-			}
-		case RefAudio:
-			audios++
-		default:
-			return reqErr(field, "kind %q is unknown (image, video, silent-video, video-audio, audio)", ref.Kind)
-		}
-	}
-	switch {
-	case images > MaxReferenceImages:
-		return reqErr("references", "%d images, at most %d", images, MaxReferenceImages)
-	case videos > MaxReferenceVideos:
-		return reqErr("references", "%d videos, at most %d", videos, MaxReferenceVideos)
-	case audios > MaxReferenceAudio:
-		return reqErr("references", "%d audio clips, at most %d", audios, MaxReferenceAudio)
-	case visual == 0:
-		return reqErr("references", "audio references need at least one image or video reference")
-	}
-	return nil
-}
+// minSoundtrackFrames is the shortest generation a video's sound track may
+// condition (h3.c: sound tracks of at least 2 s, i.e. 56 frames).
+const minSoundtrackFrames = 56

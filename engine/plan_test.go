@@ -1,11 +1,48 @@
 package engine
 
 import (
+	"image"
+	"image/color"
+	"image/png"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"h3studio/engine/media"
 )
+
+func writePNG(t testing.TB, dir, name string, w, h int) string {
+	t.Helper()
+	img := image.NewRGBA(image.Rect(0, 0, w, h))
+	for i := range img.Pix {
+		img.Pix[i] = uint8(i * 7)
+	}
+	img.Set(0, 0, color.RGBA{255, 0, 0, 255})
+	p := filepath.Join(dir, name)
+	f, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := png.Encode(f, img); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func writeWAV(t testing.TB, dir, name string, frames int) string {
+	t.Helper()
+	a := media.Audio{Rate: 32000, Channels: 2, Samples: make([]float32, 2*frames)}
+	for i := range a.Samples {
+		a.Samples[i] = float32(i%200)/200 - 0.5
+	}
+	p := filepath.Join(dir, name)
+	if err := media.WriteWAVFile(p, a, media.PCM16); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
 
 var released = ModelFacts{Blocks: 50, HasFL2VA: true, HasRef2VA: true}
 
@@ -28,7 +65,7 @@ func TestAlignFrames(t *testing.T) {
 }
 
 func TestResolveDefaults(t *testing.T) {
-	p, err := resolve(Request{Prompt: "a fox"}, released)
+	p, err := resolve(Request{Prompt: "a fox"}, released, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,8 +80,12 @@ func TestResolveDefaults(t *testing.T) {
 
 func TestResolveRejects(t *testing.T) {
 	dir := t.TempDir()
-	img := filepath.Join(dir, "a.png")
-	os.WriteFile(img, []byte("x"), 0o644)
+	img := writePNG(t, dir, "a.png", 64, 48)
+	wide := writePNG(t, dir, "wide.png", 500, 100)
+	wav := writeWAV(t, dir, "a.wav", 3*32000)
+	short := writeWAV(t, dir, "short.wav", 32000)
+	text := filepath.Join(dir, "notes.png")
+	os.WriteFile(text, []byte("not a picture"), 0o644)
 	cases := []struct {
 		name string
 		r    Request
@@ -61,12 +102,26 @@ func TestResolveRejects(t *testing.T) {
 		{"render larger", Request{Width: 256, Height: 256, RenderWidth: 512, RenderHeight: 512}, "must not exceed"},
 		{"mixed conditions", Request{First: img, References: []Reference{{Kind: RefImage, Path: img}}}, "do not mix"},
 		{"missing keyframe", Request{First: filepath.Join(dir, "nope.png")}, "first-frame"},
-		{"audio only", Request{References: []Reference{{Kind: RefAudio, Path: img}}}, "need at least one image or video"},
+		{"audio only", Request{References: []Reference{{Kind: RefAudio, Path: wav}}}, "needs at least one picture or video"},
+		{"audio too short", Request{References: []Reference{{Kind: RefImage, Path: img}, {Kind: RefAudio, Path: short}}}, "audio clips must be 2.0 s–15.0 s long"},
+		{"picture aspect", Request{References: []Reference{{Kind: RefImage, Path: wide}}}, "between 1:4 and 4:1"},
+		{"picture given as audio", Request{References: []Reference{{Kind: RefImage, Path: img}, {Kind: RefAudio, Path: img}}}, "is a picture, but was given as sound file reference"},
+		{"unreadable reference", Request{References: []Reference{{Kind: RefImage, Path: text}}}, "the name says PNG but the content is text"},
+		{"keyframe is sound", Request{First: wav}, "first-frame"},
+		{"too many references", Request{References: make([]Reference, 13)}, "at most 12"},
+		{"steps too many", Request{Steps: 1001}, "steps 1001 is outside 2..1000"},
+		{"reuse range", Request{Reuse: 4}, "reuse 4 is outside 1..3"},
+		{"core reuse range", Request{CoreReuse: 7}, "core-reuse 7 is outside 1..6"},
+		{"layers too many", Request{Layers: 51}, "layers 51 is outside 35..50"},
+		{"height not x32", Request{Width: 256, Height: 250}, "height 250 must be a multiple of 32"},
+		{"render not x32", Request{Width: 512, Height: 512, RenderWidth: 100, RenderHeight: 100}, "render-width 100 must be a multiple of 32"},
+		{"seconds too long", Request{Seconds: 20}, "frames 481 after alignment is outside 22..362"},
+		{"memory mode", Request{Memory: "cloud"}, "memory"},
 		{"frames and seconds", Request{Frames: 22, Seconds: 1}, "not both"},
 		{"preset", Request{Preset: "ultra"}, "preset"},
 	}
 	for _, c := range cases {
-		_, err := resolve(c.r, released)
+		_, err := resolve(c.r, released, nil)
 		if err == nil || !IsRequestError(err) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: got %v, want a request error containing %q", c.name, err, c.want)
 		}
@@ -74,7 +129,7 @@ func TestResolveRejects(t *testing.T) {
 }
 
 func TestPresetsAndOverrides(t *testing.T) {
-	p, err := resolve(Request{Preset: PresetPreview}, released)
+	p, err := resolve(Request{Preset: PresetPreview}, released, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +140,7 @@ func TestPresetsAndOverrides(t *testing.T) {
 		t.Errorf("preview forwards %d, want 6", p.Forwards)
 	}
 	// An explicit core reuse wins over the preset's velocity reuse.
-	p, err = resolve(Request{Preset: PresetFast, CoreReuse: 2}, released)
+	p, err = resolve(Request{Preset: PresetFast, CoreReuse: 2}, released, nil)
 	if err != nil || p.Request.Reuse != 1 || p.Request.CoreReuse != 2 {
 		t.Errorf("fast + core-reuse: %+v %v", p.Request, err)
 	}
@@ -97,8 +152,5 @@ func TestPresetsAndOverrides(t *testing.T) {
 	}
 	if got := forwardCount(50, 3); got != 18 {
 		t.Errorf("forwardCount(50,3) = %d, want 18", got)
-	}
-	if lo, hi := LayerRange(4); lo != 3 || hi != 4 {
-		t.Errorf("LayerRange(4) = %d..%d", lo, hi)
 	}
 }

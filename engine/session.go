@@ -145,7 +145,7 @@ func (s *Session) Plan(r Request) (Plan, error) {
 	if r.Memory == "" {
 		r.Memory = s.opts.Memory
 	}
-	p, err := resolve(r, s.facts)
+	p, err := resolve(r, s.facts, probeWith(s.opts.Opener))
 	if err != nil {
 		return p, err
 	}
