@@ -104,4 +104,3 @@ func printProfile(w io.Writer, res engine.Result) {
 	}
 	fmt.Fprintf(w, "peak storage   %.1f MiB\n", float64(res.PeakBytes)/(1<<20))
 }
-

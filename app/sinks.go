@@ -21,7 +21,7 @@ type outputs struct {
 }
 
 // openSinks builds the outputs a generate command asked for, from package
-// media's sinks: the MP4 (unless -o ''), the PNG frame sequence
+// media's sinks: the MP4 (unless the output is empty), the PNG frame sequence
 // (--frames-dir, frame-00001.png …) and the WAV (--wav). Each writes under a
 // temporary name and appears only when the generation finishes; nothing is
 // left behind on failure or cancellation.

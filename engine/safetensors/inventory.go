@@ -24,11 +24,11 @@ type InitKind uint8
 
 // Initialisation rules.
 const (
-	InitNormal InitKind = iota // N(0, Scale²); Scale 0 means 1/sqrt(fan-in) (the last axis … all but the first)
-	InitOnes                   // 1 + N(0, Scale²) (norm weights)
-	InitConst                  // every element = Scale
-	InitValues                 // Values, exactly (computed buffers such as filters)
-	InitUniform                // U[Lo, Hi)
+	InitNormal  InitKind = iota // N(0, Scale²); Scale 0 means 1/sqrt(fan-in) (the last axis … all but the first)
+	InitOnes                    // 1 + N(0, Scale²) (norm weights)
+	InitConst                   // every element = Scale
+	InitValues                  // Values, exactly (computed buffers such as filters)
+	InitUniform                 // U[Lo, Hi)
 )
 
 // Init is a random-initialisation rule.
