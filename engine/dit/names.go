@@ -46,22 +46,24 @@ func (n names) timeOut() string         { return n.pick("time_embedder.proj_out"
 func (n names) refinerBlock(i int) string {
 	return fmt.Sprintf(n.pick("token_refiner.blocks.%d.", "token_refiner.refiner_blocks.%d."), i)
 }
-func (n names) refinerNorm() string  { return "token_refiner.final_norm" }
-func (n names) block(i int) string   { return fmt.Sprintf(n.pick("blocks.%d.", "transformer_blocks.%d."), i) }
-func (n names) finalNorm() string    { return n.pick("final_layer.norm", "norm_out.norm") }
-func (n names) finalAdaLN() string   { return n.pick("final_layer.adaln_proj.linear", "norm_out.linear") }
-func (n names) videoOut() string     { return n.pick("final_layer.video_out", "proj_out") }
-func (n names) audioOut() string     { return n.pick("final_layer.audio_out", "audio_proj_out") }
-func (n names) qNorm() string        { return n.pick("attn.q_norm", "attn.norm_q") }
-func (n names) kNorm() string        { return n.pick("attn.k_norm", "attn.norm_k") }
-func (n names) attnOut() string      { return n.pick("attn.out_proj", "attn.to_out.0") }
-func (n names) fc1() string          { return n.pick("mlp.fc1", "ff.net.0.proj") }
-func (n names) fc2() string          { return n.pick("mlp.fc2", "ff.net.2") }
-func (n names) blockAdaLN() string   { return "adaln_proj.linear" }
-func (n names) ropeInvFreq() string  { return "rope.inv_freq" }
-func (n names) gateFirst() bool      { return n.orig() } // [gate; value] vs [value; gate]
-func (n names) qkvFused() string     { return "attn.qkv_proj" }
-func (n names) qkvSplit() [3]string  { return [3]string{"attn.to_q", "attn.to_k", "attn.to_v"} }
+func (n names) refinerNorm() string { return "token_refiner.final_norm" }
+func (n names) block(i int) string {
+	return fmt.Sprintf(n.pick("blocks.%d.", "transformer_blocks.%d."), i)
+}
+func (n names) finalNorm() string   { return n.pick("final_layer.norm", "norm_out.norm") }
+func (n names) finalAdaLN() string  { return n.pick("final_layer.adaln_proj.linear", "norm_out.linear") }
+func (n names) videoOut() string    { return n.pick("final_layer.video_out", "proj_out") }
+func (n names) audioOut() string    { return n.pick("final_layer.audio_out", "audio_proj_out") }
+func (n names) qNorm() string       { return n.pick("attn.q_norm", "attn.norm_q") }
+func (n names) kNorm() string       { return n.pick("attn.k_norm", "attn.norm_k") }
+func (n names) attnOut() string     { return n.pick("attn.out_proj", "attn.to_out.0") }
+func (n names) fc1() string         { return n.pick("mlp.fc1", "ff.net.0.proj") }
+func (n names) fc2() string         { return n.pick("mlp.fc2", "ff.net.2") }
+func (n names) blockAdaLN() string  { return "adaln_proj.linear" }
+func (n names) ropeInvFreq() string { return "rope.inv_freq" }
+func (n names) gateFirst() bool     { return n.orig() } // [gate; value] vs [value; gate]
+func (n names) qkvFused() string    { return "attn.qkv_proj" }
+func (n names) qkvSplit() [3]string { return [3]string{"attn.to_q", "attn.to_k", "attn.to_v"} }
 
 // spec is one expected checkpoint tensor.
 type spec struct {
