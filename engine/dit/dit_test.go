@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"h3studio/engine/compute"
@@ -137,7 +138,7 @@ func newRun(t testing.TB, l *loaded, opts dit.Options) *run {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tab, err := m.Tables(ctx, l.f32(t, "in.timestep"))
+	tab, err := m.Tables(ctx, l.f32(t, "in.timestep"), dit.TableOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -371,4 +372,122 @@ func TestSelectBlocks(t *testing.T) {
 			t.Errorf("layers %d accepted", bad)
 		}
 	}
+}
+
+// TestCompactTables checks that keeping only the (timestep, tag) rows a
+// forward reads changes nothing, and that a row outside them is refused.
+func TestCompactTables(t *testing.T) {
+	l := load(t, fixtures[1])
+	r := newRun(t, l, dit.Options{})
+	want, _, err := r.forward(t, context.Background(), dit.ForwardOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := l.f32(t, "in.timestep")
+	keep := make([]bool, len(ts)*dit.Modalities)
+	lay := l.layout(t)
+	dit.MarkUsed(keep, lay.Tags, r.step.TimestepIndex)
+	tab, err := r.m.Tables(context.Background(), ts, dit.TableOptions{Keep: keep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tab.Release()
+	if tab.Blocks[0].Dim(0) >= len(keep) {
+		t.Fatalf("compact table has %d rows of %d", tab.Blocks[0].Dim(0), len(keep))
+	}
+	r.tab = tab
+	got, _, err := r.forward(t, context.Background(), dit.ForwardOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := relL2(got, want); e != 0 {
+		t.Errorf("compact tables change the output: rel-L2 %.3g", e)
+	}
+	// Drop a row the forward needs.
+	for i, k := range keep {
+		if k {
+			keep[i] = false
+			break
+		}
+	}
+	tab2, err := r.m.Tables(context.Background(), ts, dit.TableOptions{Keep: keep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tab2.Release()
+	r.tab = tab2
+	if _, _, err := r.forward(t, context.Background(), dit.ForwardOptions{}); err == nil {
+		t.Error("a forward needing a dropped table row succeeded")
+	}
+}
+
+func TestPlanningSourceInventory(t *testing.T) {
+	for _, c := range []struct {
+		l     dit.WeightLayout
+		count int
+	}{{dit.OriginalLayout, 535}, {dit.DiffusersLayout, 638}} {
+		src := dit.PlanningSource(dit.Released(), c.l)
+		names := src.Names()
+		var bytes, params int64
+		for _, n := range names {
+			info, _ := src.Info(n)
+			bytes += info.Bytes()
+			params += int64(info.Shape.NumElements())
+		}
+		// H3-DIT §3: 535 original tensors (638 diffusers), ≈ 33.1 B parameters, ≈ 66.3 GB.
+		if len(names) != c.count || params < 33.0e9 || params > 33.2e9 || bytes < 66.2e9 || bytes > 66.4e9 {
+			t.Errorf("%v: %d tensors, %d parameters, %d bytes", c.l, len(names), params, bytes)
+		}
+		b := cpu.New(cpu.Options{})
+		if _, err := dit.Open(b, safetensors.NewBinder("dit", src, b), dit.Released(), dit.Options{}); err != nil {
+			t.Errorf("%v: the released inventory does not open: %v", c.l, err)
+		}
+	}
+}
+
+// TestStrictBinding checks that a checkpoint with a missing, a mis-shaped
+// and an unexpected tensor is refused with each named.
+func TestStrictBinding(t *testing.T) {
+	cfg := dit.Released()
+	src := &editedSource{Source: dit.PlanningSource(cfg, dit.OriginalLayout),
+		drop: "blocks.7.mlp.fc2.weight", reshape: "blocks.3.attn.q_norm.weight", extra: "blocks.50.norm1.weight"}
+	b := cpu.New(cpu.Options{})
+	_, err := dit.Open(b, safetensors.NewBinder("dit", src, b), cfg, dit.Options{})
+	if err == nil {
+		t.Fatal("a damaged inventory opened")
+	}
+	for _, want := range []string{"missing tensor blocks.7.mlp.fc2.weight", "blocks.3.attn.q_norm.weight: want shape [128]", "unexpected tensor blocks.50.norm1.weight"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not mention %q", err, want)
+		}
+	}
+}
+
+type editedSource struct {
+	safetensors.Source
+	drop, reshape, extra string
+}
+
+func (e *editedSource) Info(name string) (safetensors.TensorInfo, bool) {
+	switch name {
+	case e.drop:
+		return safetensors.TensorInfo{}, false
+	case e.extra:
+		return safetensors.TensorInfo{Name: name, DType: compute.BF16, Shape: compute.Shape{5376}}, true
+	}
+	i, ok := e.Source.Info(name)
+	if name == e.reshape {
+		i.Shape = compute.Shape{129}
+	}
+	return i, ok
+}
+
+func (e *editedSource) Names() []string {
+	var out []string
+	for _, n := range e.Source.Names() {
+		if n != e.drop {
+			out = append(out, n)
+		}
+	}
+	return append(out, e.extra)
 }

@@ -132,7 +132,12 @@ func (m *Model) Forward(ctx context.Context, s *Sequence, tab *Tables, st Step, 
 	adaln := make([]int64, S)
 	final := make([]int64, S)
 	for r, ti := range st.TimestepIndex {
-		adaln[r] = ti*Modalities + s.Layout.Tags[r]
+		row := tab.RowOf[ti*Modalities+s.Layout.Tags[r]]
+		if row < 0 {
+			return fmt.Errorf("dit: row %d (tag %d) needs the modulation of timestep %v, which Tables did not keep",
+				r, s.Layout.Tags[r], tab.Timesteps[ti])
+		}
+		adaln[r] = int64(row)
 		final[r] = ti
 	}
 	adalnT := m.indexTensor(a, adaln)

@@ -16,6 +16,15 @@ import (
 // the float32 oracle); every kernel rounds where torch's BF16 operator chain
 // rounds (compute.Kernels documents the chains).
 
+// release frees arena tensors that are no longer needed, so that a block's
+// activation peak is its largest pair of live intermediates rather than their
+// sum.
+func release(a *nn.Arena, ts ...*compute.Tensor) {
+	for _, t := range ts {
+		a.Backend().Free(a.Keep(t))
+	}
+}
+
 // Attention is MiniMaxH3Attention: QKV projection, per-head RMSNorm of q and
 // k, optional rotary embedding, full bidirectional attention, output
 // projection. No biases.
@@ -72,12 +81,15 @@ func (at *Attention) Forward(k compute.Kernels, a *nn.Arena, x *compute.Tensor, 
 		p := a.New(dt, S, H, 3, D)
 		k.MatMul(p.Reshape(S, 3*H*D), x, at.QKV, nil)
 		k.Transpose(qkv, p, 2, 1, 0, 3)
+		release(a, p)
 	} else {
-		p := a.New(dt, 3, S, H, D)
+		// One projection at a time: a [S, H, D] scratch instead of [3, S, H, D].
+		p := a.New(dt, S, H, D)
 		for i, w := range []*compute.Tensor{at.Q, at.K, at.V} {
-			k.MatMul(p.Row(i).Reshape(S, H*D), x, w, nil)
+			k.MatMul(p.Reshape(S, H*D), x, w, nil)
+			k.Transpose(qkv.Row(i), p, 1, 0, 2)
 		}
-		k.Transpose(qkv, p, 0, 2, 1, 3)
+		release(a, p)
 	}
 	q, kk, v := qkv.Row(0), qkv.Row(1), qkv.Row(2)
 	k.RMSNorm(q, q, at.NormQ, at.eps)
@@ -91,10 +103,13 @@ func (at *Attention) Forward(k compute.Kernels, a *nn.Arena, x *compute.Tensor, 
 		Scale:      float32(1 / math.Sqrt(float64(D))),
 		RoundProbs: dt != compute.F32,
 	})
+	release(a, qkv)
 	ot := a.New(dt, S, H, D)
 	k.Transpose(ot, o, 1, 0, 2)
+	release(a, o)
 	out := a.New(dt, S, x.Dim(1))
 	k.MatMul(out, ot.Reshape(S, H*D), at.Out, nil)
+	release(a, ot)
 	return out
 }
 
@@ -124,8 +139,10 @@ func (f *FeedForward) Forward(k compute.Kernels, a *nn.Arena, x *compute.Tensor)
 	k.MatMul(u, x, f.Proj, nil)
 	g := a.New(dt, S, F)
 	k.GLU(g, u, compute.SiLU, f.GateFirst)
+	release(a, u)
 	out := a.New(dt, S, x.Dim(1))
 	k.MatMul(out, g, f.Down, nil)
+	release(a, g)
 	return out
 }
 
@@ -157,9 +174,13 @@ func (r *RefinerBlock) tensors() []*compute.Tensor {
 func (r *RefinerBlock) Forward(k compute.Kernels, a *nn.Arena, h *compute.Tensor) {
 	n := a.Like(h)
 	k.RMSNorm(n, h, r.Norm1, r.eps)
-	k.Add(h, h, r.Attn.Forward(k, a, n, nil))
+	y := r.Attn.Forward(k, a, n, nil)
+	k.Add(h, h, y)
+	release(a, y)
 	k.RMSNorm(n, h, r.Norm2, r.eps)
-	k.Add(h, h, r.FF.Forward(k, a, n))
+	y = r.FF.Forward(k, a, n)
+	k.Add(h, h, y)
+	release(a, y, n)
 }
 
 // Block is MiniMaxH3TransformerBlock without its AdaLN projection, which is
@@ -208,10 +229,14 @@ func (b *Block) Forward(k compute.Kernels, a *nn.Arena, h *compute.Tensor, m Mod
 	n := a.Like(h)
 	k.RMSNorm(n, h, b.Norm1, b.eps)
 	k.Modulate(n, n, m.Table, m.Rows, SlotShiftMSA*H, SlotScaleMSA*H)
-	k.GatedAdd(h, h, b.Attn.Forward(k, a, n, rope), m.Table, m.Rows, SlotGateMSA*H)
+	y := b.Attn.Forward(k, a, n, rope)
+	k.GatedAdd(h, h, y, m.Table, m.Rows, SlotGateMSA*H)
+	release(a, y)
 	k.RMSNorm(n, h, b.Norm2, b.eps)
 	k.Modulate(n, n, m.Table, m.Rows, SlotShiftMLP*H, SlotScaleMLP*H)
-	k.GatedAdd(h, h, b.FF.Forward(k, a, n), m.Table, m.Rows, SlotGateMLP*H)
+	y = b.FF.Forward(k, a, n)
+	k.GatedAdd(h, h, y, m.Table, m.Rows, SlotGateMLP*H)
+	release(a, y, n)
 }
 
 // AdaLNOut is MiniMaxH3AdaLayerNormOut without its projection (evaluated

@@ -244,30 +244,48 @@ func (m *Model) bindLinear(name string, dt compute.DType, out, in int) nn.Linear
 	return nn.LoadLinear(m.w, name, dt, out, in, true)
 }
 
-// bindPrepText binds the context embedder and the token refiner.
+// bindPrepText binds the context embedder and the refiner's final norm;
+// the refiner blocks are bound one at a time by RefineText.
 func (m *Model) bindPrepText() error {
 	if m.contextEmbedder.W != nil {
 		return nil
 	}
 	c := m.cfg
 	m.contextEmbedder = m.bindLinear(m.n.contextEmbedder(), m.wdt(), c.HiddenSize, c.TextDim)
-	m.refiner = make([]*RefinerBlock, c.RefinerLayers)
-	for i := range m.refiner {
-		m.refiner[i] = bindRefinerBlock(m.w.Sub(m.n.refinerBlock(i)), m.n, c, m.wdt())
-	}
 	m.refinerNorm = m.w.TensorAs(m.n.refinerNorm()+".weight", m.wdt(), c.HiddenSize)
-	return m.bindErr("the token refiner")
+	if m.refiner == nil {
+		m.refiner = make([]*RefinerBlock, c.RefinerLayers)
+	}
+	return m.bindErr("the context embedder")
+}
+
+func (m *Model) bindRefinerBlock(i int) (*RefinerBlock, error) {
+	if m.refiner[i] == nil {
+		m.refiner[i] = bindRefinerBlock(m.w.Sub(m.n.refinerBlock(i)), m.n, m.cfg, m.wdt())
+		if err := m.bindErr(fmt.Sprintf("token refiner block %d", i)); err != nil {
+			m.refiner[i] = nil
+			return nil, err
+		}
+	}
+	return m.refiner[i], nil
+}
+
+func (m *Model) releaseRefinerBlock(i int) {
+	if m.refiner[i] != nil {
+		m.free(m.refiner[i].tensors()...)
+		m.refiner[i] = nil
+	}
 }
 
 func (m *Model) releasePrepText() {
+	for i := range m.refiner {
+		m.releaseRefinerBlock(i)
+	}
 	if m.contextEmbedder.W == nil {
 		return
 	}
 	m.free(m.contextEmbedder.W, m.contextEmbedder.B, m.refinerNorm)
-	for _, r := range m.refiner {
-		m.free(r.tensors()...)
-	}
-	m.contextEmbedder, m.refiner, m.refinerNorm = nn.Linear{}, nil, nil
+	m.contextEmbedder, m.refinerNorm = nn.Linear{}, nil
 }
 
 func (m *Model) bindTimeMLP() error {
@@ -359,7 +377,9 @@ func (m *Model) WeightBytes() int64 {
 	}
 	add(m.contextEmbedder.W, m.contextEmbedder.B, m.refinerNorm, m.timeIn.W, m.timeIn.B, m.timeOut.W, m.timeOut.B)
 	for _, r := range m.refiner {
-		add(r.tensors()...)
+		if r != nil {
+			add(r.tensors()...)
+		}
 	}
 	for _, b := range m.blocks {
 		if b != nil {
@@ -428,13 +448,20 @@ func (m *Model) RefineText(ctx context.Context, emb *compute.Tensor) (out *compu
 	}()
 	m.contextEmbedder.Forward(m.b, h, x)
 	m.trace("context_embedder", h)
-	for i, r := range m.refiner {
+	for i := range m.refiner {
 		if err := cancelled(ctx, fmt.Sprintf("before token refiner block %d", i)); err != nil {
+			return nil, err
+		}
+		r, err := m.bindRefinerBlock(i)
+		if err != nil {
 			return nil, err
 		}
 		ra := nn.NewArena(m.b)
 		r.Forward(m.b, ra, h)
 		ra.Release()
+		if !m.opts.KeepPrep {
+			m.releaseRefinerBlock(i)
+		}
 	}
 	m.b.RMSNorm(h, h, m.refinerNorm, c.FinalNormEps)
 	m.trace("token_refiner", h)

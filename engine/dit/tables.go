@@ -18,10 +18,18 @@ type Tables struct {
 	// Timesteps are the distinct timesteps, in the order given to Tables;
 	// a row's timestep index points into it.
 	Timesteps []float32
-	// Blocks[i] is block i's table [len(Timesteps)·3, 6·hidden]: row
-	// ti·3 + tag, columns [shift_msa|scale_msa|gate_msa|shift_mlp|scale_mlp|
-	// gate_mlp]. Nil for a block pruned by Prune.
+	// Blocks[i] is block i's table [rows, 6·hidden], columns
+	// [shift_msa|scale_msa|gate_msa|shift_mlp|scale_mlp|gate_mlp]; the row of
+	// timestep index ti and tag is RowOf[ti·3 + tag]. Nil for a block pruned
+	// by Prune.
 	Blocks []*compute.Tensor
+	// RowOf maps ti·3 + tag to a table row, −1 for a pair that was not kept.
+	// Without a keep list it is the identity (the reference's row = t·3 + tag).
+	RowOf []int
+	// Scores are the blocks' gate scores (see GateScores), computed over
+	// every timestep and modality before unkept rows were dropped, when
+	// TableOptions.Scores asked for them (NaN otherwise).
+	Scores []float64
 	// Final is the final layer's [len(Timesteps), 2·hidden] = [shift|scale].
 	Final *compute.Tensor
 
@@ -73,36 +81,39 @@ func (t *Tables) Release() {
 	}
 }
 
-// GateScores returns, for every block, the mean absolute value of its two
-// residual gates (gate_msa and gate_mlp) over every timestep and modality of
-// its table: h3.c's ranking for layer thinning (H3-DIT §13.2). A pruned
-// block scores NaN.
-func (t *Tables) GateScores() ([]float64, error) {
-	scores := make([]float64, len(t.Blocks))
-	for i, x := range t.Blocks {
-		if x == nil {
-			scores[i] = math.NaN()
-			continue
-		}
-		v, err := compute.ToFloat32(x)
-		if err != nil {
-			return nil, fmt.Errorf("dit: gate scores: %w", err)
-		}
-		W := x.Dim(1)
-		H := W / numSlots
-		var sum float64
-		var n int
-		for r := 0; r < x.Dim(0); r++ {
-			for _, slot := range []int{SlotGateMSA, SlotGateMLP} {
-				for _, g := range v[r*W+slot*H : r*W+(slot+1)*H] {
-					sum += math.Abs(float64(g))
-				}
-				n += H
-			}
-		}
-		scores[i] = sum / float64(n)
+// gateScore is the mean absolute value of a table's two residual gates
+// (gate_msa and gate_mlp) over every row: h3.c's ranking for layer thinning
+// (H3-DIT §13.2).
+func gateScore(x *compute.Tensor) (float64, error) {
+	v, err := compute.ToFloat32(x)
+	if err != nil {
+		return 0, fmt.Errorf("dit: gate scores: %w", err)
 	}
-	return scores, nil
+	W := x.Dim(1)
+	H := W / numSlots
+	var sum float64
+	var n int
+	for r := 0; r < x.Dim(0); r++ {
+		for _, slot := range []int{SlotGateMSA, SlotGateMLP} {
+			for _, g := range v[r*W+slot*H : r*W+(slot+1)*H] {
+				sum += math.Abs(float64(g))
+			}
+			n += H
+		}
+	}
+	return sum / float64(n), nil
+}
+
+// TableOptions select what Tables keeps.
+type TableOptions struct {
+	// Keep, when non-nil, has one flag per (timestep index ti, tag) at
+	// ti·3 + tag and keeps only the flagged rows of the block tables (a
+	// request reads about half of them: an audio timestep only by audio
+	// rows); nil keeps all. See MarkUsed.
+	Keep []bool
+	// Scores computes every block's gate score (for SelectBlocks) from its
+	// whole table.
+	Scores bool
 }
 
 // Tables evaluates the time MLP and every AdaLN projection for the distinct
@@ -110,7 +121,8 @@ func (t *Tables) GateScores() ([]float64, error) {
 // and MiniMaxH3AdaLayerNormOut do at the top of every forward:
 // temb = time_embedder(time_proj(t)) in float32, then each projection of
 // BF16(SiLU_f32(temb)) (H3-DIT §8.3–8.5). The caller releases the tables.
-func (m *Model) Tables(ctx context.Context, ts []float32) (tab *Tables, err error) {
+func (m *Model) Tables(ctx context.Context, ts []float32, o TableOptions) (tab *Tables, err error) {
+	keep := o.Keep
 	defer compute.Recover(&err)
 	if len(ts) == 0 {
 		return nil, fmt.Errorf("dit: Tables needs at least one timestep")
@@ -127,6 +139,21 @@ func (m *Model) Tables(ctx context.Context, ts []float32) (tab *Tables, err erro
 	}
 	c := m.cfg
 	T := len(ts)
+	if keep != nil && len(keep) != T*Modalities {
+		return nil, fmt.Errorf("dit: %d keep flags for %d timesteps × %d tags", len(keep), T, Modalities)
+	}
+	rowOf := make([]int, T*Modalities)
+	var kept []int64
+	for i := range rowOf {
+		rowOf[i] = -1
+		if keep == nil || keep[i] {
+			rowOf[i] = len(kept)
+			kept = append(kept, int64(i))
+		}
+	}
+	if len(kept) == 0 {
+		return nil, fmt.Errorf("dit: Tables keeps no row")
+	}
 	if err := m.bindTimeMLP(); err != nil {
 		return nil, err
 	}
@@ -151,7 +178,18 @@ func (m *Model) Tables(ctx context.Context, ts []float32) (tab *Tables, err erro
 	act := a.New(m.dt, T, c.TimeEmbedDim)
 	m.b.Unary(act, temb, compute.SiLU)
 
-	tab = &Tables{Timesteps: append([]float32(nil), ts...), Blocks: make([]*compute.Tensor, c.NumLayers), b: m.b}
+	tab = &Tables{Timesteps: append([]float32(nil), ts...), Blocks: make([]*compute.Tensor, c.NumLayers),
+		RowOf: rowOf, Scores: make([]float64, c.NumLayers), b: m.b}
+	for i := range tab.Scores {
+		tab.Scores[i] = math.NaN()
+	}
+	var keptT *compute.Tensor
+	if len(kept) < T*Modalities {
+		keptT = a.New(compute.I64, len(kept))
+		if err := m.b.Upload(keptT, compute.EncodeInt64(compute.I64, kept)); err != nil {
+			panic(err)
+		}
+	}
 	defer func() {
 		if err != nil {
 			tab.Release()
@@ -168,13 +206,25 @@ func (m *Model) Tables(ctx context.Context, ts []float32) (tab *Tables, err erro
 		if err := m.bindErr(fmt.Sprintf("the AdaLN projection of block %d", i)); err != nil {
 			return nil, err
 		}
-		out := compute.MustAlloc(m.b, m.dt, T*Modalities, numSlots*c.HiddenSize)
-		proj.Forward(m.b, out.Reshape(T, c.AdaLNWidth()), act)
-		tab.Blocks[i] = out
-		m.trace(fmt.Sprintf("block%d.adaln_table", i), out)
+		full := compute.MustAlloc(m.b, m.dt, T*Modalities, numSlots*c.HiddenSize)
+		proj.Forward(m.b, full.Reshape(T, c.AdaLNWidth()), act)
+		m.trace(fmt.Sprintf("block%d.adaln_table", i), full)
 		if !m.opts.KeepPrep {
 			m.free(proj.W, proj.B)
 		}
+		if o.Scores {
+			if tab.Scores[i], err = gateScore(full); err != nil {
+				m.b.Free(full)
+				return nil, err
+			}
+		}
+		if keptT != nil {
+			out := compute.MustAlloc(m.b, m.dt, len(kept), numSlots*c.HiddenSize)
+			m.b.GatherRows(out, full, keptT)
+			m.b.Free(full)
+			full = out
+		}
+		tab.Blocks[i] = full
 	}
 	fw := m.w.TensorAs(m.n.finalAdaLN()+".weight", m.wdt(), 2*c.HiddenSize, c.TimeEmbedDim)
 	fb := m.w.TensorAs(m.n.finalAdaLN()+".bias", m.wdt(), 2*c.HiddenSize)
@@ -191,6 +241,11 @@ func (m *Model) Tables(ctx context.Context, ts []float32) (tab *Tables, err erro
 }
 
 func (m *Model) bindLinearOn(w, b *compute.Tensor) nn.Linear { return nn.Linear{W: w, B: b} }
+
+// GateScores returns every block's gate score: the mean absolute value of
+// its gate_msa and gate_mlp over every timestep and modality (h3.c's
+// h3_dit_schedule_gate_score).
+func (t *Tables) GateScores() []float64 { return append([]float64(nil), t.Scores...) }
 
 // SelectBlocks chooses which blocks run when only `layers` of the released
 // 50 are kept (h3.c --layers, H3-DIT §13.2): the first blocks and the last
@@ -226,4 +281,13 @@ func SelectBlocks(scores []float64, layers int) ([]bool, error) {
 		active[i] = false
 	}
 	return active, nil
+}
+
+// MarkUsed sets keep[ti·3 + tag] for every row of one forward, given the
+// rows' tags and timestep indices: accumulated over a request's steps it is
+// the keep list of Tables.
+func MarkUsed(keep []bool, tags, timestepIndex []int64) {
+	for r, ti := range timestepIndex {
+		keep[ti*Modalities+tags[r]] = true
+	}
 }
