@@ -121,19 +121,38 @@ func (b *Backend) gemm(c []float32, ldc int, a []float32, lda int, M, N, K int, 
 	if M == 0 || N == 0 {
 		return
 	}
-	simd := haveSIMDKernel && !b.opts.Oracles.Has(OracleGoGEMM)
+	simd := b.simdGEMM()
 	mt := (M + gemmMC - 1) / gemmMC
 	nt := (N + gemmNC - 1) / gemmNC
 	b.parallel(mt*nt, 1, func(lo, hi int) {
 		ws := packPool.Get().(*[]float32)
 		defer packPool.Put(ws)
-		bp := (*ws)[:gemmNC*gemmKC]
-		edge := (*ws)[gemmNC*gemmKC:]
-		for t := lo; t < hi; t++ {
-			m0, n0 := (t/nt)*gemmMC, (t%nt)*gemmNC
-			gemmTile(c, ldc, a, lda, m0, min(m0+gemmMC, M), n0, min(n0+gemmNC, N), K, pack, bp, edge, simd)
-		}
+		gemmTiles(c, ldc, a, lda, M, N, K, pack, simd, *ws, lo, hi)
 	})
+}
+
+func (b *Backend) simdGEMM() bool { return haveSIMDKernel && !b.opts.Oracles.Has(OracleGoGEMM) }
+
+// gemmSerial is gemm on the calling goroutine (for kernels that parallelise
+// at a coarser grain, like Attention). ws is a workspace from packPool.
+func gemmSerial(c []float32, ldc int, a []float32, lda int, M, N, K int, pack packer, simd bool, ws []float32) {
+	if M == 0 || N == 0 {
+		return
+	}
+	mt := (M + gemmMC - 1) / gemmMC
+	nt := (N + gemmNC - 1) / gemmNC
+	gemmTiles(c, ldc, a, lda, M, N, K, pack, simd, ws, 0, mt*nt)
+}
+
+// gemmTiles computes tiles [lo, hi) of the (row block × column block) grid.
+func gemmTiles(c []float32, ldc int, a []float32, lda int, M, N, K int, pack packer, simd bool, ws []float32, lo, hi int) {
+	nt := (N + gemmNC - 1) / gemmNC
+	bp := ws[:gemmNC*gemmKC]
+	edge := ws[gemmNC*gemmKC:]
+	for t := lo; t < hi; t++ {
+		m0, n0 := (t/nt)*gemmMC, (t%nt)*gemmNC
+		gemmTile(c, ldc, a, lda, m0, min(m0+gemmMC, M), n0, min(n0+gemmNC, N), K, pack, bp, edge, simd)
+	}
 }
 
 // gemmTile computes rows [m0, m1) × columns [n0, n1) of c.
