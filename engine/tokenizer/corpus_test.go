@@ -249,6 +249,8 @@ func genRandomUnicode(r *rand.Rand, i int) string {
 var edgePool = []string{
 	"'s", "'S", "'t", "'T", "'re", "'RE", "'Re", "'ve", "'VE", "'m", "'M", "'ll", "'LL", "'Ll", "'d", "'D", "'ſ", "'K", "'x", "''s", "' s", "it's", "IT'S", "y'all", "rock'n'roll", "x'ſun", "'Sun", "'LLama", "'REd", "'dD", "''ll",
 	"e\u0301", "\u212b", "\u2126", "A\u030a", "\u1100\u1161\u11a8", "ﬁ", "①", "ｶﾞ", "\u0344", "\u0958", "a\u0323\u0302", "a\u0302\u0323", "\u00c5\u0301", "\u0041\u0308\u0301",
+	"a" + strings.Repeat("\u0301", 40), "x" + strings.Repeat("\u0301\u0323", 25) + "y", "e" + strings.Repeat("\u0323\u0301\u0345", 12), "\u1100" + strings.Repeat("\u0301", 33) + "\u1161",
+	"Z" + strings.Repeat("\u0336\u0317\u0310\u034f", 10), "\u1f82" + strings.Repeat("\u0301", 31) + "\u0323",
 	"<|im_start|>", "<|im_end|>", "<|endoftext|>", "<|vision_start|>", "<|image_pad|>", "<|video_pad|>", "<|vision_end|>", "<tool_call>", "</tool_call>", "<think>", "</think>",
 	"<|im_start", "im_start|>", "<|im_start|><|im_end|>", "<|im_start|>user\n", "<<|im_end|>>", "<|fim_prefix|>def", "<d>", "</d>", "<|cutoff|>", "<|lyrics_start|>", "<d>[English] Hi.</d>",
 	"\r\n\r\n", "\n\r", " \r\n ", "a\r\nb", "\u0085x", "\ufeffx", "x\ufeff", "\u00a0\u00a0x", "\u3000\u3000語", "\t\tx", " \t\n", "x \n ", "x  ", "  x", " \u00a0x",

@@ -52,7 +52,7 @@ func normalizerForms(raw json.RawMessage) ([]norm.Form, error) {
 // normalize applies the normalizer to a piece of text between added tokens.
 func (t *Tokenizer) normalize(s string) string {
 	for _, f := range t.normForms {
-		s = f.String(s)
+		s = normalizeForm(f, s)
 	}
 	return s
 }
