@@ -70,6 +70,7 @@ var corpusParts = []corpusPart{
 	{"random Unicode (all planes, BMP, scripts, combining marks)", 2000, genRandomUnicode},
 	{"edge cases (contractions, NFC, added tokens, long runs)", 1000, genEdge},
 	{"mixed soup (the acceptance check's style: pools and random characters)", 2600, genSoup},
+	{"normalization stress: combining marks, decomposable characters, Hangul jamo (Unicode 17.0)", 1000, genNormalization},
 }
 
 // buildCorpus returns the whole corpus for seed.
@@ -303,6 +304,32 @@ func genSoup(r *rand.Rand, i int) string {
 		}
 		if r.IntN(2) == 0 {
 			b.WriteString(" ")
+		}
+	}
+	return b.String()
+}
+
+// genNormalization draws from the characters normalization acts on: every
+// character with a non-zero combining class or a canonical decomposition
+// (including those new in Unicode 16.0/17.0), Hangul jamo and syllables,
+// and plain bases.
+func genNormalization(r *rand.Rand, i int) string {
+	var b strings.Builder
+	for n := 2 + r.IntN(10); n > 0; n-- {
+		switch k := r.IntN(10); {
+		case k < 4:
+			b.WriteRune(combiningRanks[r.IntN(len(combiningRanks))].r)
+		case k < 7:
+			e := canonicalDecompositions[r.IntN(len(canonicalDecompositions))]
+			if r.IntN(2) == 0 {
+				b.WriteRune(e.r)
+			} else {
+				b.WriteString(string(e.d))
+			}
+		case k < 8:
+			b.WriteRune(pick(r, []rune{0x1100, 0x1112, 0x1161, 0x1175, 0x11a8, 0x11c2, 0xac00, 0xd7a3, 0xac1c}))
+		default:
+			b.WriteRune(pick(r, []rune{'a', 'e', 'o', 'A', ' ', 'x', 0x3b1, 0x627, 0x915, 0x16d63, 0x113b8, 0x1611e}))
 		}
 	}
 	return b.String()

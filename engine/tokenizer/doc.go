@@ -12,7 +12,8 @@
 //     there) is matched before anything else, leftmost-longest, with Hugging
 //     Face's lstrip / rstrip / single_word / normalized semantics.
 //  2. The normalizer the file declares (NFC for Qwen) on the text between
-//     added tokens.
+//     added tokens: UAX #15 over the Unicode 17.0 data of Node's ICU
+//     (normalization_tables.go), as JavaScript's String.normalize.
 //  3. The Split pre-tokenizer's regular expression (the Qwen2 pattern), hand
 //     compiled into a scanner with the exact alternation order, backtracking
 //     and (?!\S) look-ahead semantics of the pattern as tokenizers.js runs it:
@@ -27,3 +28,4 @@
 package tokenizer
 
 //go:generate node gen_unicode.mjs unicode_tables.go
+//go:generate node gen_normalization.mjs normalization_tables.go

@@ -3,8 +3,6 @@ package tokenizer
 import (
 	"encoding/json"
 	"fmt"
-
-	"golang.org/x/text/unicode/norm"
 )
 
 // loadNormalizer accepts no normalizer, one Unicode normalization form, or a
@@ -18,7 +16,7 @@ func (t *Tokenizer) loadNormalizer(raw json.RawMessage) error {
 	return nil
 }
 
-func normalizerForms(raw json.RawMessage) ([]norm.Form, error) {
+func normalizerForms(raw json.RawMessage) ([]Form, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, nil
 	}
@@ -28,15 +26,15 @@ func normalizerForms(raw json.RawMessage) ([]norm.Form, error) {
 	}
 	switch c.Type {
 	case "NFC":
-		return []norm.Form{norm.NFC}, nil
+		return []Form{NFC}, nil
 	case "NFD":
-		return []norm.Form{norm.NFD}, nil
+		return []Form{NFD}, nil
 	case "NFKC":
-		return []norm.Form{norm.NFKC}, nil
+		return []Form{NFKC}, nil
 	case "NFKD":
-		return []norm.Form{norm.NFKD}, nil
+		return []Form{NFKD}, nil
 	case "Sequence":
-		var all []norm.Form
+		var all []Form
 		for _, n := range c.Normalizers {
 			f, err := normalizerForms(n)
 			if err != nil {

@@ -6,8 +6,6 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
-
-	"golang.org/x/text/unicode/norm"
 )
 
 // AddedToken is a token matched in the raw text before the BPE model runs:
@@ -36,7 +34,7 @@ type Tokenizer struct {
 	idToToken []string
 	unkID     int
 
-	normForms []norm.Form
+	normForms []Form
 
 	added     []AddedToken   // in declaration order
 	addedByID map[int]int    // id -> index in added
