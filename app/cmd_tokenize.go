@@ -108,7 +108,9 @@ func runTokenize(args []string, stdout, stderr io.Writer) int {
 
 // parseStringArray decodes stdin as a JSON array of strings, rejecting
 // invalid UTF-8 (which encoding/json would silently replace) and anything
-// but strings, with the position of the problem.
+// but strings, with the position of the problem. A lone surrogate escape
+// (\ud800) decodes to U+FFFD, the bytes JavaScript's TextEncoder gives it,
+// so the ids equal tokenizers.js's.
 func parseStringArray(in []byte) ([]string, error) {
 	if !utf8.Valid(in) {
 		off := 0
