@@ -1,7 +1,6 @@
 package tokenizer
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -130,14 +129,10 @@ func New(tokenizerFile, configFile []byte) (*Tokenizer, error) {
 	return t, nil
 }
 
-// strictJSON decodes one JSON value and rejects trailing data.
+// strictJSON decodes one JSON value (json.Unmarshal rejects trailing data).
 func strictJSON(b []byte, v any) error {
-	d := json.NewDecoder(bytes.NewReader(b))
-	if err := d.Decode(v); err != nil {
+	if err := json.Unmarshal(b, v); err != nil {
 		return fmt.Errorf("invalid JSON: %w", err)
-	}
-	if d.More() {
-		return errors.New("invalid JSON: data after the top-level value")
 	}
 	return nil
 }
