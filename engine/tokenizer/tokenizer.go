@@ -131,7 +131,7 @@ func (t *Tokenizer) Token(id int) (string, bool) {
 	if k, ok := t.addedByID[id]; ok {
 		return t.added[k].Content, true
 	}
-	if id < 0 || id >= len(t.idToToken) || (id < len(t.idToToken) && t.idToToken[id] == "") {
+	if id < 0 || id >= len(t.idToToken) || t.idToToken[id] == "" {
 		return "", false
 	}
 	return t.idToToken[id], true
