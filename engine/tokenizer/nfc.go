@@ -15,18 +15,18 @@ import (
 // on its own), so "a" followed by 40 combining acutes normalizes
 // differently there than everywhere else.
 
-// Form is a Unicode normalization form.
-type Form int
+// normForm is a Unicode normalization form.
+type normForm int
 
 const (
-	NFC Form = iota
-	NFD
-	NFKC
-	NFKD
+	formNFC normForm = iota
+	formNFD
+	formNFKC
+	formNFKD
 )
 
-func (f Form) compat() bool  { return f == NFKC || f == NFKD }
-func (f Form) compose() bool { return f == NFC || f == NFKC }
+func (f normForm) compat() bool  { return f == formNFKC || f == formNFKD }
+func (f normForm) compose() bool { return f == formNFC || f == formNFKC }
 
 const (
 	hangulSBase, hangulLBase, hangulVBase, hangulTBase = 0xAC00, 0x1100, 0x1161, 0x11A7
@@ -128,10 +128,10 @@ func (d *normData) flags(r rune) uint8 {
 
 // normalizeForm returns s in form f. Text that the form cannot change (all
 // ASCII, or no character that may change or interact) is returned as is.
-func normalizeForm(f Form, s string) string {
+func normalizeForm(f normForm, s string) string {
 	d := normTables()
 	mask := uint8(nfcMaybe | nfdMaybe)
-	if f == NFC {
+	if f == formNFC {
 		mask = nfcMaybe
 	}
 	quick := true
@@ -156,7 +156,7 @@ func normalizeForm(f Form, s string) string {
 // normalize is UAX #15: full decomposition, canonical ordering of every run
 // of non-starters (a stable sort by class), then canonical composition for
 // the composed forms.
-func (d *normData) normalize(f Form, s string) string {
+func (d *normData) normalize(f normForm, s string) string {
 	rs := make([]rune, 0, len(s))
 	for _, r := range s {
 		if r >= hangulSBase && r < hangulSBase+hangulSCount {

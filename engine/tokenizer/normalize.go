@@ -16,7 +16,7 @@ func (t *Tokenizer) loadNormalizer(raw json.RawMessage) error {
 	return nil
 }
 
-func normalizerForms(raw json.RawMessage) ([]Form, error) {
+func normalizerForms(raw json.RawMessage) ([]normForm, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, nil
 	}
@@ -26,15 +26,15 @@ func normalizerForms(raw json.RawMessage) ([]Form, error) {
 	}
 	switch c.Type {
 	case "NFC":
-		return []Form{NFC}, nil
+		return []normForm{formNFC}, nil
 	case "NFD":
-		return []Form{NFD}, nil
+		return []normForm{formNFD}, nil
 	case "NFKC":
-		return []Form{NFKC}, nil
+		return []normForm{formNFKC}, nil
 	case "NFKD":
-		return []Form{NFKD}, nil
+		return []normForm{formNFKD}, nil
 	case "Sequence":
-		var all []Form
+		var all []normForm
 		for _, n := range c.Normalizers {
 			f, err := normalizerForms(n)
 			if err != nil {

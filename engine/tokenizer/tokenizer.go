@@ -17,7 +17,7 @@ type AddedToken struct {
 	// Special tokens are control tokens (<|im_end|>, <|vision_start|>, H3's
 	// <d> …); Decode keeps them, SkipSpecial-style filtering is the caller's.
 	Special bool
-	// Normalized tokens are matched in the normalized (NFC) text, the
+	// Normalized tokens are matched in the normalized (formNFC) text, the
 	// others in the raw text.
 	Normalized bool
 	// LStrip / RStrip: the token absorbs the white space on its left /
@@ -34,7 +34,7 @@ type Tokenizer struct {
 	idToToken []string
 	unkID     int
 
-	normForms []Form
+	normForms []normForm
 
 	added     []AddedToken   // in declaration order
 	addedByID map[int]int    // id -> index in added
