@@ -94,13 +94,13 @@ type StepRecord struct {
 // Prepared describes the loop's inputs after preparation (valid during the
 // Observer call).
 type Prepared struct {
-	Layout                  *layout.Layout
-	VideoRows, AudioRows    []float32 // packed rows entering the loop
-	ConditionRows           []float32 // the noised visual condition rows (pinned)
+	Layout                   *layout.Layout
+	VideoRows, AudioRows     []float32 // packed rows entering the loop
+	ConditionRows            []float32 // the noised visual condition rows (pinned)
 	VideoSigmas, AudioSigmas []float32
-	VideoTimesteps          []float32
-	AudioTimesteps          []float32
-	Active                  []bool // blocks that run (nil: all)
+	VideoTimesteps           []float32
+	AudioTimesteps           []float32
+	Active                   []bool // blocks that run (nil: all)
 }
 
 // Observer receives the loop's progress. Either function may be nil.
