@@ -62,6 +62,13 @@ func (at *Attention) tensors() []*compute.Tensor {
 	return []*compute.Tensor{at.QKV, at.Q, at.K, at.V, at.NormQ, at.NormK, at.Out}
 }
 
+// Activation chunking (numerically neutral: the chunked operations are
+// row-wise or head-wise).
+const (
+	qkvHeadGroup = 8    // heads projected together from the interleaved QKV
+	ffRowChunk   = 2048 // rows of one feed-forward pass
+)
+
 // Rotary holds the rotary tables of one packed layout: cos and sin of the
 // 3·RopeFreqDim angles of every row, [rows, RotaryDim/2], in the activation
 // dtype (torch casts the float32 tables to the q/k dtype).
@@ -78,10 +85,29 @@ func (at *Attention) Forward(k compute.Kernels, a *nn.Arena, x *compute.Tensor, 
 	H, D := at.heads, at.headDim
 	qkv := a.New(dt, 3, H, S, D) // q, k, v as [H, S, D] each
 	if at.QKV != nil {
-		p := a.New(dt, S, H, 3, D)
-		k.MatMul(p.Reshape(S, 3*H*D), x, at.QKV, nil)
-		k.Transpose(qkv, p, 2, 1, 0, 3)
-		release(a, p)
+		// The interleaved projection, a group of heads at a time (the
+		// weight rows of heads [h0, h1) are contiguous): project to
+		// [S, g, 3, D], transpose to [3, g, S, D], copy q, k, v into place.
+		g := min(H, qkvHeadGroup)
+		p := a.New(dt, S, g, 3, D)
+		tp := a.New(dt, 3, g, S, D)
+		for h0 := 0; h0 < H; h0 += g {
+			n := min(g, H-h0)
+			pv, tv := p.Reshape(S, g*3*D), tp
+			if n < g {
+				pv = a.New(dt, S, n*3*D)
+				tv = a.New(dt, 3, n, S, D)
+			}
+			k.MatMul(pv, x, at.QKV.Rows(h0*3*D, (h0+n)*3*D), nil)
+			k.Transpose(tv, pv.Reshape(S, n, 3, D), 2, 1, 0, 3)
+			for c := 0; c < 3; c++ {
+				k.Copy(qkv.Row(c).Rows(h0, h0+n), tv.Row(c))
+			}
+			if n < g {
+				release(a, pv, tv)
+			}
+		}
+		release(a, p, tp)
 	} else {
 		// One projection at a time: a [S, H, D] scratch instead of [3, S, H, D].
 		p := a.New(dt, S, H, D)
@@ -132,17 +158,23 @@ func bindFeedForward(w *safetensors.Binder, n names, c Config, dt compute.DType)
 }
 
 // Forward computes ff(x) for x [S, hidden] into a new [S, hidden] tensor.
+// The feed-forward runs ffRowChunk rows at a time (it is row-wise), so its
+// 3·FFN-wide intermediates never exist for the whole sequence.
 func (f *FeedForward) Forward(k compute.Kernels, a *nn.Arena, x *compute.Tensor) *compute.Tensor {
 	S, dt := x.Dim(0), x.DType()
 	F := f.Down.Dim(1)
-	u := a.New(dt, S, 2*F)
-	k.MatMul(u, x, f.Proj, nil)
-	g := a.New(dt, S, F)
-	k.GLU(g, u, compute.SiLU, f.GateFirst)
-	release(a, u)
 	out := a.New(dt, S, x.Dim(1))
-	k.MatMul(out, g, f.Down, nil)
-	release(a, g)
+	rc := min(S, ffRowChunk)
+	u := a.New(dt, rc, 2*F)
+	g := a.New(dt, rc, F)
+	for r0 := 0; r0 < S; r0 += rc {
+		n := min(rc, S-r0)
+		uv, gv := u.Rows(0, n), g.Rows(0, n)
+		k.MatMul(uv, x.Rows(r0, r0+n), f.Proj, nil)
+		k.GLU(gv, uv, compute.SiLU, f.GateFirst)
+		k.MatMul(out.Rows(r0, r0+n), gv, f.Down, nil)
+	}
+	release(a, u, g)
 	return out
 }
 

@@ -53,6 +53,9 @@ func estimateDiT(q Query) (Estimate, error) {
 		} else {
 			est.Resident = r.storage
 			est.FLOPs, est.WeightBytes, est.TotalFLOPs = r.flops, r.weightBytes, r.total
+			if r.weightTraffic > 1.01*r.weightBytes {
+				r.notes = append(r.notes, fmt.Sprintf("row-chunked feed-forward reads %.1f GiB of weights per forward", r.weightTraffic/(1<<30)))
+			}
 			est.Notes = r.notes
 		}
 	}
@@ -62,6 +65,7 @@ func estimateDiT(q Query) (Estimate, error) {
 type ditRun struct {
 	storage            Storage
 	flops, weightBytes float64 // one exact forward over the active blocks
+	weightTraffic      float64 // its weight bytes read, re-reads of chunked kernels included
 	total              float64 // the request's forwards
 	notes              []string
 }
@@ -156,6 +160,7 @@ func runDiT(cfg dit.Config, lay *layout.Layout, grid [3]int, q Query, steps []de
 		Audio: compute.MustAlloc(mb, compute.F32, na, cfg.AudioInChannels),
 	}
 	forward := func(i int, fo dit.ForwardOptions) (meta.Usage, error) {
+		mb.MarkReads()
 		before := mb.Usage()
 		step.TimestepIndex = rowIdx[i]
 		if err := m.Forward(ctx, seq, tab, step, out, fo); err != nil {
@@ -193,7 +198,7 @@ func runDiT(cfg dit.Config, lay *layout.Layout, grid [3]int, q Query, steps []de
 			return r, err
 		}
 	}
-	r.flops, r.weightBytes = exact.FLOPs, exact.WeightBytesRead
+	r.flops, r.weightBytes, r.weightTraffic = exact.FLOPs, exact.DistinctWeightBytes, exact.WeightBytesRead
 	u := mb.Usage()
 	r.storage = Storage{Peak: u.PeakTotal, Weights: u.WeightsAtPeak, Activations: u.PeakTotal - u.WeightsAtPeak}
 	r.notes = append(r.notes, fmt.Sprintf("%d distinct timesteps; modulation tables %.2f GiB (%d of %d (timestep, modality) rows kept)",

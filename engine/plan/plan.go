@@ -92,8 +92,8 @@ type Estimate struct {
 	RowsUnit string
 	// Evaluations is the number of model evaluations of the request.
 	Evaluations int
-	// FLOPs and WeightBytes are the work and the weight bytes read of one
-	// evaluation (one exact forward for the DiT).
+	// FLOPs and WeightBytes are the work and the distinct weight bytes one
+	// evaluation reads (one exact forward for the DiT).
 	FLOPs       float64
 	WeightBytes float64
 	// TotalFLOPs is the work of the whole request.

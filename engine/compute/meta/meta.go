@@ -28,8 +28,9 @@ import (
 
 // Backend is the planning backend. It is safe for concurrent use.
 type Backend struct {
-	mu sync.Mutex
-	u  Usage
+	mu    sync.Mutex
+	u     Usage
+	epoch int64 // read epoch for DistinctWeightBytes
 }
 
 // Usage is what a Backend has tracked.
@@ -48,12 +49,17 @@ type Usage struct {
 	BytesRead       float64 // operand bytes read by kernels
 	BytesWritten    float64 // destination bytes written by kernels
 	WeightBytesRead float64 // of BytesRead, bytes of weight tensors
+	// DistinctWeightBytes counts every weight buffer read since the last
+	// MarkReads once, however often it was read (a chunked kernel re-reads
+	// its weights; this is the checkpoint bytes one forward touches).
+	DistinctWeightBytes float64
 }
 
 // Sub returns u − v for the cumulative counters (dispatches, FLOPs, bytes),
 // e.g. the work of one forward; storage fields are u's.
 func (u Usage) Sub(v Usage) Usage {
 	u.Dispatches -= v.Dispatches
+	u.DistinctWeightBytes -= v.DistinctWeightBytes
 	u.FLOPs -= v.FLOPs
 	u.BytesRead -= v.BytesRead
 	u.BytesWritten -= v.BytesWritten
@@ -72,6 +78,7 @@ type buffer struct {
 	weight bool
 	mapped bool
 	freed  bool
+	epoch  int64 // last read epoch + 1 (0: never read)
 }
 
 func (u *buffer) Backend() compute.Backend { return u.b }
@@ -207,6 +214,14 @@ func (b *Backend) ResetPeak() {
 	u.PeakTotal, u.WeightsAtPeak = u.LiveWeights+u.LiveActivations, u.LiveWeights
 }
 
+// MarkReads starts a new read epoch: weight buffers read after it count
+// again in DistinctWeightBytes.
+func (b *Backend) MarkReads() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.epoch++
+}
+
 // Close does nothing.
 func (b *Backend) Close() error { return nil }
 
@@ -247,6 +262,10 @@ func (b *Backend) op(flops float64, dst *compute.Tensor, srcs ...*compute.Tensor
 		if buf, _ := s.Buffer(); buf != nil {
 			if bb, ok := buf.(*buffer); ok && bb.weight {
 				u.WeightBytesRead += n
+				if bb.epoch != b.epoch+1 {
+					bb.epoch = b.epoch + 1
+					u.DistinctWeightBytes += float64(bb.size)
+				}
 			}
 		}
 	}
