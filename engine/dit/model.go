@@ -83,7 +83,9 @@ type Counters struct {
 	TableSets     int64 // Tables calls that completed
 }
 
-// Model is a MiniMax-H3 transformer bound to a checkpoint.
+// Model is a MiniMax-H3 transformer bound to a checkpoint. A Model is not
+// safe for concurrent use (its phases bind and release weights); Counters
+// may be read from any goroutine.
 type Model struct {
 	cfg  Config
 	n    names
