@@ -20,7 +20,9 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"io"
 	"sort"
+	"unicode/utf8"
 
 	"h3studio/engine/compute"
 )
@@ -75,8 +77,27 @@ type rawEntry struct {
 	DataOffsets json.RawMessage `json:"data_offsets"`
 }
 
+// maxElements bounds a tensor's element count (and hence its byte size)
+// so that size arithmetic cannot overflow.
+const maxElements = 1 << 58
+
 // ParseHeader validates the header of a safetensors file given its first
-// bytes (at least 8 + N of them) and the total file size.
+// bytes (at least 8 + N of them) and the total file size. The rules are those
+// of the reference implementation (safetensors' Metadata::validate), checked
+// in this order, the first broken one reported:
+//
+//   - the 8-byte length N is present, at most MaxHeaderBytes, and the N
+//     header bytes lie inside the file;
+//   - the header is one JSON object (space padding allowed after it) with no
+//     duplicate names, "__metadata__" (optional) maps strings to strings,
+//     and every other entry is exactly {dtype, shape, data_offsets};
+//   - every dtype is supported (BF16, F16, F32, F64, I64, I32, U8; I8 and
+//     BOOL too), every dimension is a non-negative integer, data_offsets are
+//     two ordered non-negative integers inside the file, and the span equals
+//     the element count times the dtype size;
+//   - sorted by offset, the spans tile the data section exactly: the first
+//     starts at 0, each starts where the previous ended (no overlap, no gap),
+//     and the last ends at the end of the file (no trailing bytes).
 func ParseHeader(prefix []byte, fileSize int64) (*Header, error) {
 	fail := func(rule string, err error) (*Header, error) {
 		return nil, &FormatError{Rule: rule, Err: err}
@@ -91,32 +112,31 @@ func ParseHeader(prefix []byte, fileSize int64) (*Header, error) {
 	if int64(n) > fileSize-8 {
 		return fail("header length past end of file", fmt.Errorf("header of %d bytes in a %d-byte file", n, fileSize))
 	}
-	if n < 2 {
-		return fail("header is not a JSON object", fmt.Errorf("header of %d bytes", n))
-	}
 	if int64(len(prefix)) < 8+int64(n) {
 		return fail("header truncated", nil)
 	}
-	js := prefix[8 : 8+n]
-	// Trailing spaces are allowed padding.
-	js = bytes.TrimRight(js, " ")
+	js := bytes.TrimRight(prefix[8:8+n], " ")
 	if len(js) == 0 || js[0] != '{' {
 		return fail("header is not a JSON object", nil)
 	}
-	var raw map[string]json.RawMessage
-	dec := json.NewDecoder(bytes.NewReader(js))
-	dec.UseNumber()
-	if err := dec.Decode(&raw); err != nil {
-		return fail("header is not valid JSON", err)
+	if !utf8.Valid(js) {
+		return fail("header is not valid UTF-8", nil)
 	}
-	if dec.More() {
-		return fail("header has trailing data after the JSON object", nil)
+	names, raws, err := splitObject(js)
+	if err != nil {
+		return fail("header is not valid JSON", err)
 	}
 	h := &Header{DataStart: 8 + int64(n)}
 	dataLen := fileSize - h.DataStart
-	for name, msg := range raw {
+	seen := make(map[string]bool, len(names))
+	for i, name := range names {
+		msg := raws[i]
+		if seen[name] {
+			return fail(fmt.Sprintf("duplicate name %q", name), nil)
+		}
+		seen[name] = true
 		if name == "__metadata__" {
-			if err := json.Unmarshal(msg, &h.Metadata); err != nil {
+			if err := json.Unmarshal(msg, &h.Metadata); err != nil || bytes.Equal(bytes.TrimSpace(msg), []byte("null")) {
 				return fail("__metadata__ is not a map of strings", err)
 			}
 			continue
@@ -124,7 +144,7 @@ func ParseHeader(prefix []byte, fileSize int64) (*Header, error) {
 		var e rawEntry
 		d := json.NewDecoder(bytes.NewReader(msg))
 		d.DisallowUnknownFields()
-		if err := d.Decode(&e); err != nil {
+		if err := d.Decode(&e); err != nil || msg[0] != '{' {
 			return fail(fmt.Sprintf("tensor %q: entry is not {dtype, shape, data_offsets}", name), err)
 		}
 		dt, err := compute.ParseDType(e.DType)
@@ -141,14 +161,14 @@ func ParseHeader(prefix []byte, fileSize int64) (*Header, error) {
 		shape := make(compute.Shape, len(e.Shape))
 		count := int64(1)
 		for i, s := range e.Shape {
-			if s < 0 || s > 1<<40 {
-				return fail(fmt.Sprintf("tensor %q: invalid dimension %d", name, s), nil)
+			if s < 0 {
+				return fail(fmt.Sprintf("tensor %q: negative dimension %d in shape %v", name, s, e.Shape), nil)
 			}
-			shape[i] = int(s)
-			if count != 0 && s != 0 && count > (1<<62)/s {
-				return fail(fmt.Sprintf("tensor %q: shape %v overflows", name, e.Shape), nil)
+			if s != 0 && count > maxElements/s {
+				return fail(fmt.Sprintf("tensor %q: shape %v is too large", name, e.Shape), nil)
 			}
 			count *= s
+			shape[i] = int(s)
 		}
 		if offs[0] < 0 || offs[1] < offs[0] {
 			return fail(fmt.Sprintf("tensor %q: data_offsets [%d, %d] are not ordered", name, offs[0], offs[1]), nil)
@@ -166,13 +186,60 @@ func ParseHeader(prefix []byte, fileSize int64) (*Header, error) {
 		if a.Begin != b.Begin {
 			return a.Begin < b.Begin
 		}
+		if a.End != b.End {
+			return a.End < b.End
+		}
 		return a.Name < b.Name
 	})
-	for i := 1; i < len(h.Tensors); i++ {
-		a, b := h.Tensors[i-1], h.Tensors[i]
-		if b.Begin < a.End {
-			return fail(fmt.Sprintf("tensors %q and %q overlap", a.Name, b.Name), nil)
+	cursor := h.DataStart
+	for i, t := range h.Tensors {
+		switch {
+		case t.Begin < cursor:
+			return fail(fmt.Sprintf("tensors %q and %q overlap", h.Tensors[i-1].Name, t.Name), nil)
+		case t.Begin > cursor:
+			return fail(fmt.Sprintf("gap of %d bytes before tensor %q (data must be contiguous)", t.Begin-cursor, t.Name), nil)
 		}
+		cursor = t.End
+	}
+	if cursor != fileSize {
+		return fail(fmt.Sprintf("%d bytes after the last tensor (data must end with the last tensor)", fileSize-cursor), nil)
 	}
 	return h, nil
+}
+
+// splitObject returns the member names and raw values of a JSON object, in
+// document order, rejecting anything after the object.
+func splitObject(js []byte) ([]string, []json.RawMessage, error) {
+	dec := json.NewDecoder(bytes.NewReader(js))
+	dec.UseNumber()
+	if tok, err := dec.Token(); err != nil {
+		return nil, nil, err
+	} else if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return nil, nil, fmt.Errorf("not an object")
+	}
+	var names []string
+	var raws []json.RawMessage
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, nil, err
+		}
+		name, ok := tok.(string)
+		if !ok {
+			return nil, nil, fmt.Errorf("object key is not a string")
+		}
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil, nil, err
+		}
+		names = append(names, name)
+		raws = append(raws, raw)
+	}
+	if _, err := dec.Token(); err != nil { // the closing brace
+		return nil, nil, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, nil, fmt.Errorf("trailing data after the JSON object")
+	}
+	return names, raws, nil
 }
