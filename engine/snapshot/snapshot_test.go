@@ -326,7 +326,9 @@ func TestInspectCorrupt(t *testing.T) {
 			"FL2VA/tokenizer/tokenizer.json", "not a JSON object"},
 		{"tokenizer missing", func(t *testing.T, pd string) { os.Remove(pd + "/tokenizer/tokenizer.json") },
 			"FL2VA/tokenizer/tokenizer.json", "missing"},
-		{"processor", func(t *testing.T, pd string) { editJSON(t, pd+"/processor/preprocessor_config.json", "image_std", []float64{0.5, 0, 0.5}) },
+		{"processor", func(t *testing.T, pd string) {
+			editJSON(t, pd+"/processor/preprocessor_config.json", "image_std", []float64{0.5, 0, 0.5})
+		},
 			"FL2VA/processor/preprocessor_config.json", "must be positive"},
 	}
 	for _, c := range cases {
