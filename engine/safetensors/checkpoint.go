@@ -8,9 +8,12 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 )
 
 // Source is a set of named tensors: an open checkpoint, or a data-less
@@ -170,12 +173,23 @@ func scanDir(dir string, open func(string) (*File, error)) (*Checkpoint, error) 
 			return nil, fmt.Errorf("%w in %s", ErrNoWeights, dir)
 		}
 	}
-	for _, p := range shards {
-		f, err := open(p)
+	// Headers are read (and files mapped) concurrently; the first failure
+	// in shard order is reported.
+	files := make([]*File, len(shards))
+	errs := make([]error, len(shards))
+	parallel(len(shards), func(i int) { files[i], errs[i] = open(shards[i]) })
+	for _, err := range errs {
 		if err != nil {
-			ck.Close()
+			for _, f := range files {
+				if f != nil {
+					f.Close()
+				}
+			}
 			return nil, err
 		}
+	}
+	for i, f := range files {
+		p := shards[i]
 		ck.Files = append(ck.Files, f)
 		for _, t := range f.Header.Tensors {
 			if prev, dup := ck.where[t.Name]; dup {
@@ -285,4 +299,27 @@ func filesWithSuffix(dir, suffix string) ([]string, error) {
 	}
 	sort.Strings(out)
 	return out, nil
+}
+
+// parallel runs fn(0 … n−1) on up to GOMAXPROCS goroutines and waits.
+func parallel(n int, fn func(i int)) {
+	workers := min(runtime.GOMAXPROCS(0), n)
+	if workers <= 1 {
+		for i := range n {
+			fn(i)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				fn(i)
+			}
+		}()
+	}
+	wg.Wait()
 }

@@ -19,9 +19,10 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
 	"sort"
+	"strconv"
 	"unicode/utf8"
 
 	"h3studio/engine/compute"
@@ -71,12 +72,6 @@ type Header struct {
 	DataStart int64
 }
 
-type rawEntry struct {
-	DType       string          `json:"dtype"`
-	Shape       []int64         `json:"shape"`
-	DataOffsets json.RawMessage `json:"data_offsets"`
-}
-
 // maxElements bounds a tensor's element count (and hence its byte size)
 // so that size arithmetic cannot overflow.
 const maxElements = 1 << 58
@@ -122,11 +117,15 @@ func ParseHeader(prefix []byte, fileSize int64) (*Header, error) {
 	if !utf8.Valid(js) {
 		return fail("header is not valid UTF-8", nil)
 	}
-	names, raws, err := splitObject(js)
+	if !json.Valid(js) {
+		var v any
+		return fail("header is not valid JSON", json.Unmarshal(js, &v))
+	}
+	names, raws, err := members(js)
 	if err != nil {
 		return fail("header is not valid JSON", err)
 	}
-	h := &Header{DataStart: 8 + int64(n)}
+	h := &Header{DataStart: 8 + int64(n), Tensors: make([]TensorInfo, 0, len(names))}
 	dataLen := fileSize - h.DataStart
 	seen := make(map[string]bool, len(names))
 	for i, name := range names {
@@ -136,15 +135,13 @@ func ParseHeader(prefix []byte, fileSize int64) (*Header, error) {
 		}
 		seen[name] = true
 		if name == "__metadata__" {
-			if err := json.Unmarshal(msg, &h.Metadata); err != nil || bytes.Equal(bytes.TrimSpace(msg), []byte("null")) {
+			if err := json.Unmarshal(msg, &h.Metadata); err != nil || bytes.Equal(msg, []byte("null")) {
 				return fail("__metadata__ is not a map of strings", err)
 			}
 			continue
 		}
-		var e rawEntry
-		d := json.NewDecoder(bytes.NewReader(msg))
-		d.DisallowUnknownFields()
-		if err := d.Decode(&e); err != nil || msg[0] != '{' {
+		e, err := parseEntry(msg)
+		if err != nil {
 			return fail(fmt.Sprintf("tensor %q: entry is not {dtype, shape, data_offsets}", name), err)
 		}
 		dt, err := compute.ParseDType(e.DType)
@@ -154,9 +151,9 @@ func ParseHeader(prefix []byte, fileSize int64) (*Header, error) {
 		if e.Shape == nil {
 			return fail(fmt.Sprintf("tensor %q: missing shape", name), nil)
 		}
-		var offs []int64
-		if err := json.Unmarshal(e.DataOffsets, &offs); err != nil || len(offs) != 2 {
-			return fail(fmt.Sprintf("tensor %q: data_offsets must be two integers", name), err)
+		offs := e.DataOffsets
+		if e.offsetsErr != nil || len(offs) != 2 {
+			return fail(fmt.Sprintf("tensor %q: data_offsets must be two integers", name), e.offsetsErr)
 		}
 		shape := make(compute.Shape, len(e.Shape))
 		count := int64(1)
@@ -207,39 +204,206 @@ func ParseHeader(prefix []byte, fileSize int64) (*Header, error) {
 	return h, nil
 }
 
-// splitObject returns the member names and raw values of a JSON object, in
-// document order, rejecting anything after the object.
-func splitObject(js []byte) ([]string, []json.RawMessage, error) {
-	dec := json.NewDecoder(bytes.NewReader(js))
-	dec.UseNumber()
-	if tok, err := dec.Token(); err != nil {
-		return nil, nil, err
-	} else if d, ok := tok.(json.Delim); !ok || d != '{' {
-		return nil, nil, fmt.Errorf("not an object")
-	}
+// members returns the member names and values of a JSON object that is
+// known to be valid, in document order. Values are sub-slices of js.
+func members(js []byte) ([]string, [][]byte, error) {
 	var names []string
-	var raws []json.RawMessage
-	for dec.More() {
-		tok, err := dec.Token()
+	var values [][]byte
+	err := eachMember(js, func(key, value []byte) error {
+		name, err := jsonString(key)
 		if err != nil {
-			return nil, nil, err
-		}
-		name, ok := tok.(string)
-		if !ok {
-			return nil, nil, fmt.Errorf("object key is not a string")
-		}
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			return nil, nil, err
+			return err
 		}
 		names = append(names, name)
-		raws = append(raws, raw)
+		values = append(values, value)
+		return nil
+	})
+	return names, values, err
+}
+
+// eachMember calls fn with the raw key (quoted) and raw value of every
+// member of the JSON object in js, which must be valid JSON.
+func eachMember(js []byte, fn func(key, value []byte) error) error {
+	i := skipSpace(js, 0)
+	if i >= len(js) || js[i] != '{' {
+		return errors.New("not an object")
 	}
-	if _, err := dec.Token(); err != nil { // the closing brace
-		return nil, nil, err
+	i = skipSpace(js, i+1)
+	if i < len(js) && js[i] == '}' {
+		return nil
 	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, nil, fmt.Errorf("trailing data after the JSON object")
+	for i < len(js) {
+		ks := i
+		i = skipString(js, i)
+		key := js[ks:i]
+		i = skipSpace(js, i)
+		if i >= len(js) || js[i] != ':' {
+			return errors.New("malformed object")
+		}
+		i = skipSpace(js, i+1)
+		vs := i
+		i = skipValue(js, i)
+		if err := fn(key, js[vs:i]); err != nil {
+			return err
+		}
+		i = skipSpace(js, i)
+		if i < len(js) && js[i] == ',' {
+			i = skipSpace(js, i+1)
+			continue
+		}
+		if i < len(js) && js[i] == '}' {
+			return nil
+		}
+		return errors.New("malformed object")
 	}
-	return names, raws, nil
+	return errors.New("unterminated object")
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipString returns the index after the string starting at b[i] == '"'.
+func skipString(b []byte, i int) int {
+	for i++; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return i
+}
+
+// skipValue returns the index after the (valid) value starting at b[i].
+func skipValue(b []byte, i int) int {
+	if i >= len(b) {
+		return i
+	}
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for ; i < len(b); i++ {
+			switch b[i] {
+			case '"':
+				i = skipString(b, i) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+		}
+		return i
+	}
+	for i < len(b) && b[i] != ',' && b[i] != '}' && b[i] != ']' && b[i] != ' ' && b[i] != '\t' && b[i] != '\n' && b[i] != '\r' {
+		i++
+	}
+	return i
+}
+
+// jsonString decodes a quoted JSON string, fast when it has no escapes.
+func jsonString(raw []byte) (string, error) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return "", fmt.Errorf("expected a string, got %.20s", raw)
+	}
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return string(raw[1 : len(raw)-1]), nil
+	}
+	var s string
+	err := json.Unmarshal(raw, &s)
+	return s, err
+}
+
+// entry is a parsed tensor entry.
+type entry struct {
+	DType       string
+	Shape       []int64
+	DataOffsets []int64
+	offsetsErr  error
+}
+
+// parseEntry parses {"dtype": string, "shape": [int…], "data_offsets":
+// [int…]} (valid JSON), rejecting other or repeated members and non-integer
+// numbers.
+func parseEntry(raw []byte) (entry, error) {
+	var e entry
+	if len(raw) == 0 || raw[0] != '{' {
+		return e, fmt.Errorf("not an object")
+	}
+	var have [3]bool
+	err := eachMember(raw, func(key, value []byte) error {
+		k, err := jsonString(key)
+		if err != nil {
+			return err
+		}
+		switch k {
+		case "dtype":
+			if have[0] {
+				return errors.New(`repeated "dtype"`)
+			}
+			have[0] = true
+			if e.DType, err = jsonString(value); err != nil {
+				return fmt.Errorf("dtype: %w", err)
+			}
+		case "shape":
+			if have[1] {
+				return errors.New(`repeated "shape"`)
+			}
+			have[1] = true
+			if e.Shape, err = intArray(value); err != nil {
+				return fmt.Errorf("shape: %w", err)
+			}
+		case "data_offsets":
+			if have[2] {
+				return errors.New(`repeated "data_offsets"`)
+			}
+			have[2] = true
+			e.DataOffsets, e.offsetsErr = intArray(value)
+		default:
+			return fmt.Errorf("unknown field %q", k)
+		}
+		return nil
+	})
+	if err == nil && !have[2] {
+		e.offsetsErr = errors.New("missing")
+	}
+	return e, err
+}
+
+// intArray parses a JSON array of integers (valid JSON); null is nil.
+func intArray(raw []byte) ([]int64, error) {
+	if bytes.Equal(raw, []byte("null")) {
+		return nil, nil
+	}
+	if len(raw) < 2 || raw[0] != '[' {
+		return nil, fmt.Errorf("expected an array of integers, got %.20s", raw)
+	}
+	out := []int64{}
+	i := skipSpace(raw, 1)
+	if raw[i] == ']' {
+		return out, nil
+	}
+	for i < len(raw) {
+		j := skipValue(raw, i)
+		v, err := strconv.ParseInt(string(raw[i:j]), 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not an integer", raw[i:j])
+		}
+		out = append(out, v)
+		i = skipSpace(raw, j)
+		if raw[i] == ']' {
+			return out, nil
+		}
+		i = skipSpace(raw, i+1) // the comma
+	}
+	return nil, errors.New("unterminated array")
 }

@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"h3studio/engine/compute"
 	"h3studio/engine/safetensors"
@@ -205,8 +208,9 @@ func Inspect(root string) (*Report, error) {
 		r.Schedulers[name] = c.Shift
 	}
 
-	for _, c := range s.Components {
-		cr := inspectComponent(root, c)
+	reports := make([]*ComponentReport, len(s.Components))
+	parallel(len(s.Components), func(i int) { reports[i] = inspectComponent(root, s.Components[i]) })
+	for _, cr := range reports {
 		if cr.Error != "" {
 			r.Problems = append(r.Problems, Problem{Path: cr.Where, Error: cr.Error})
 		}
@@ -469,4 +473,21 @@ func HumanCount(n int64) string {
 		return fmt.Sprintf("%.1f k", float64(n)/1e3)
 	}
 	return fmt.Sprint(n)
+}
+
+// parallel runs fn(0 … n−1) on up to GOMAXPROCS goroutines and waits.
+func parallel(n int, fn func(i int)) {
+	workers := min(runtime.GOMAXPROCS(0), n)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				fn(i)
+			}
+		}()
+	}
+	wg.Wait()
 }
