@@ -217,3 +217,23 @@ func TestInitialNoise(t *testing.T) {
 		t.Error("default source")
 	}
 }
+
+// BenchmarkInitialNoise draws the noise of the largest request: 1344×768,
+// 362 frames (video [24,107,48,84], audio [1206,32]) with two keyframes.
+func BenchmarkInitialNoise(b *testing.B) {
+	spec := NoiseSpec{
+		Conditions:   []layout.VideoShape{{C: 24, T: 1, H: 48, W: 84}, {C: 24, T: 1, H: 48, W: 84}},
+		Video:        layout.VideoShape{C: 24, T: 107, H: 48, W: 84},
+		AudioLatents: 603, AudioChannels: 32,
+	}
+	for _, src := range []Source{Portable, H3C} {
+		b.Run(string(src), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := InitialNoise(src, 42, spec); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(spec.Video.Len()+2*spec.Conditions[0].Len()+2*603*32)*float64(b.N)/b.Elapsed().Seconds()/1e6, "Mvalues/s")
+		})
+	}
+}
