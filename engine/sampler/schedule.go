@@ -1,30 +1,3 @@
-// Package sampler is MiniMax-H3's flow-matching sampler: the shifted sigma
-// grids, timesteps, the Euler update, keyframe noising, velocity reuse, and
-// the seeded initial noise.
-//
-// It mirrors diffusers' MiniMaxH3Scheduler (schedulers/scheduling_minimax_h3.py
-// at commit 58eb52c0) as spec shared/spec/H3-DIT.md §11 states it, with the
-// corrections of ERRATA.md F4 (the keyframe mix uses t = float32(0.999) and
-// 1−t in float32) and F15 (one request generator, drawn in packed order).
-// Every value is float32 with one rounding per reference operation; products
-// are rounded explicitly so that no compiler fuses them into FMAs, which makes
-// grids and steps bit-identical on every platform. The reference grids of the
-// oracle (n ∈ {2,3,4,5,8,10,20,30,50}, video and audio) are reproduced bit for
-// bit.
-//
-// # Conventions
-//
-// x_σ = (1 − σ)·x0 + σ·ε and t = 1 − σ (t = 1 is clean). The model predicts
-// a data-ward velocity v ≈ x0 − ε, so x0 = x_σ + σ·v. Video and audio keep
-// separate grids (shift 12 and 3) advanced in lockstep from one forward.
-//
-// # Noise
-//
-// See noise.go for the portable seeded generator (the default), h3.c's PCG
-// generator, and the reference's draw order.
-//
-// Everything here is safe for concurrent use except a Stream, which is used
-// from one goroutine at a time.
 package sampler
 
 import (
