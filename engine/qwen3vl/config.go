@@ -180,9 +180,12 @@ func (c *Config) Validate() error {
 		{"vision_config.num_position_embeddings", v.NumPositions}, {"vision_config.out_hidden_size", v.OutHiddenSize},
 	}
 	for _, p := range pos {
-		if p.v <= 0 {
-			return bad(p.name, "must be a positive integer, have %d", p.v)
+		if p.v <= 0 || p.v > 1<<24 {
+			return bad(p.name, "must be a positive integer below 2^24, have %d", p.v)
 		}
+	}
+	if t.NumLayers > 4096 || v.Depth > 4096 || t.HeadDim > 4096 || v.PatchSize > 1024 || v.SpatialMergeSize > 64 || v.TemporalPatchSize > 64 || v.InChannels > 64 {
+		return bad("(dimensions)", "implausibly large configuration")
 	}
 	if t.NumHeads%t.NumKVHeads != 0 {
 		return bad("text_config.num_key_value_heads", "%d does not divide num_attention_heads %d", t.NumKVHeads, t.NumHeads)
