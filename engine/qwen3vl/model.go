@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"h3studio/engine/compute"
+	"h3studio/engine/condcache"
 	"h3studio/engine/nn"
 	"h3studio/engine/safetensors"
 )
@@ -245,6 +246,12 @@ type EncodeOptions struct {
 	// post_attention_layernorm,mlp}", "layer{i}.pre_deepstack",
 	// "layer{i}", "hidden".
 	Trace func(name string, t *compute.Tensor)
+	// Cache, when set, is consulted first: a request whose conditioning is
+	// cached (same model, layers, precision, token ids and vision pixels)
+	// skips the encoder entirely, and vision blocks already encoded (same
+	// pixels) skip the vision tower. Results are stored into it. Tracing
+	// bypasses the cache.
+	Cache *condcache.Cache
 }
 
 // Output is the conditioning of one Encode call.
@@ -256,6 +263,8 @@ type Output struct {
 	Tags []int64
 	// Positions are the M-RoPE positions used (t, h, w rows).
 	Positions [3][]int64
+	// Cached is set when the result came from EncodeOptions.Cache.
+	Cached bool
 }
 
 // InputError reports a request the encoder cannot run, naming the field.
@@ -332,6 +341,19 @@ func (m *Model) Encode(ctx context.Context, in *Input, o EncodeOptions) (out *Ou
 	}
 	c, b := m.cfg, m.b
 	tr := tracer{b: b, fn: o.Trace}
+	cache := o.Cache
+	if tr.on() {
+		cache = nil // tracing wants the intermediates
+	}
+	var textKey condcache.Key
+	if cache != nil {
+		textKey = m.TextKey(in, act)
+		if e, ok := cache.Get(textKey); ok {
+			if out, err := outputFromEntry(b, e); err == nil {
+				return out, nil
+			}
+		}
+	}
 	L := len(in.IDs)
 	pos := c.PositionIDs(in.IDs, runs)
 	a := nn.NewArena(b)
@@ -339,7 +361,6 @@ func (m *Model) Encode(ctx context.Context, in *Input, o EncodeOptions) (out *Ou
 
 	// Vision blocks, in sequence order.
 	vis := make([]*VisionOutput, len(runs))
-	var vtRelease func()
 	defer func() {
 		for _, v := range vis {
 			v.Free(b)
@@ -347,16 +368,26 @@ func (m *Model) Encode(ctx context.Context, in *Input, o EncodeOptions) (out *Ou
 	}()
 	if len(runs) > 0 {
 		vt := m.vision
-		if vt == nil { // streaming: bind the tower only for the vision phase
+		var release func()
+		tower := func() (*VisionTower, error) {
+			if vt != nil {
+				return vt, nil
+			}
+			// streaming: bind the tower only for the vision phase
 			w := safetensors.NewBinder("qwen3vl", m.ck, b)
 			vt = loadVision(w, c)
-			release := sync.OnceFunc(func() { vt.free(b) })
-			defer release()
+			release = sync.OnceFunc(func() { vt.free(b) })
 			if err := w.Err(); err != nil {
+				release()
 				return nil, err
 			}
-			vtRelease = release
+			return vt, nil
 		}
+		defer func() {
+			if release != nil {
+				release()
+			}
+		}()
 		rowLen := c.PatchInputs()
 		for r, run := range runs {
 			if err := ctx.Err(); err != nil {
@@ -366,13 +397,32 @@ func (m *Model) Encode(ctx context.Context, in *Input, o EncodeOptions) (out *Ou
 			if run.Video {
 				src = in.Videos
 			}
-			v := src[run.Input]
 			n := run.Grid.Patches() * rowLen
-			vis[r] = vt.forward(b, v.Pixels[run.Block*n:(run.Block+1)*n], run.Grid, act, tr)
+			px := src[run.Input].Pixels[run.Block*n : (run.Block+1)*n]
+			var key condcache.Key
+			if cache != nil {
+				key = m.VisionKey(px, run.Grid, act)
+				if e, ok := cache.Get(key); ok {
+					if v, err := visionFromEntry(b, e, len(c.Vision.DeepstackIndexes)); err == nil {
+						vis[r] = v
+						continue
+					}
+				}
+			}
+			t, err := tower()
+			if err != nil {
+				return nil, err
+			}
+			vis[r] = t.forward(b, px, run.Grid, act, tr)
 			m.stats.add(func(s *Stats) { s.VisionBlocks++ })
+			if cache != nil {
+				if e, err := visionEntry(vis[r]); err == nil {
+					cache.Put(key, e)
+				}
+			}
 		}
-		if vtRelease != nil {
-			vtRelease()
+		if release != nil {
+			release()
 		}
 	}
 
@@ -450,7 +500,13 @@ func (m *Model) Encode(ctx context.Context, in *Input, o EncodeOptions) (out *Ou
 	}
 	tr.put("hidden", h)
 	m.stats.add(func(s *Stats) { s.Encodes++ })
-	return &Output{Hidden: a.Keep(h), Tags: c.Tags(in.IDs), Positions: pos}, nil
+	out = &Output{Hidden: a.Keep(h), Tags: c.Tags(in.IDs), Positions: pos}
+	if cache != nil {
+		if e, err := outputEntry(out); err == nil {
+			cache.Put(textKey, e)
+		}
+	}
+	return out, nil
 }
 
 // embed fills h [L, hidden] with the embedding rows of ids, read from the
