@@ -432,6 +432,10 @@ func (m *Model) Encode(ctx context.Context, in *Input, o EncodeOptions) (out *Ou
 		return nil, err
 	}
 	ws := newTextWorkspace(a, c, L, act)
+	half := c.Text.HeadDim / 2
+	cosH, sinH := TextRopeTables(c, pos)
+	upload(b, ws.cos, cosH)
+	upload(b, ws.sin, sinH)
 	if len(runs) > 0 {
 		var idx []int64
 		for _, r := range runs {
@@ -445,27 +449,22 @@ func (m *Model) Encode(ctx context.Context, in *Input, o EncodeOptions) (out *Ou
 			return nil, err
 		}
 		ws.padRows = a.New(act, P, c.Text.HiddenSize)
-		merged := a.New(act, P, c.Text.HiddenSize)
 		for range c.Vision.DeepstackIndexes {
 			ws.deepstack = append(ws.deepstack, a.New(act, P, c.Text.HiddenSize))
 		}
 		off := 0
 		for r, run := range runs {
-			b.Copy(merged.Rows(off, off+run.Len), vis[r].Merged)
+			b.ScatterRows(h, vis[r].Merged, ws.padIdx.Rows(off, off+run.Len))
 			for k := range ws.deepstack {
 				b.Copy(ws.deepstack[k].Rows(off, off+run.Len), vis[r].Deepstack[k])
 			}
+			vis[r].Free(b)
+			vis[r] = nil
 			off += run.Len
 		}
-		b.ScatterRows(h, merged, ws.padIdx)
 	}
 	tr.put("embed", h)
 
-	cosH, sinH := TextRopeTables(c, pos)
-	half := c.Text.HeadDim / 2
-	ws.cos, ws.sin = a.New(act, L, half), a.New(act, L, half)
-	upload(b, ws.cos, cosH)
-	upload(b, ws.sin, sinH)
 	if tr.on() {
 		for _, t := range []struct {
 			name string

@@ -75,6 +75,7 @@ func newTextWorkspace(a *nn.Arena, c *Config, L int, act compute.DType) *textWor
 		qT: a.New(act, t.NumHeads, L, D), kT: a.New(act, t.NumKVHeads, L, D), vT: a.New(act, t.NumKVHeads, L, D),
 		att: a.New(act, t.NumHeads, L, D), attT: a.New(act, L, t.NumHeads, D),
 		o: a.New(act, L, t.HiddenSize), gate: a.New(act, L, t.IntermediateSize), up: a.New(act, L, t.IntermediateSize),
+		cos: a.New(act, L, D/2), sin: a.New(act, L, D/2),
 		ap:  compute.AttentionParams{Scale: float32(1 / math.Sqrt(float64(D))), Causal: true, RoundProbs: act != compute.F32},
 		act: act,
 	}
