@@ -93,14 +93,16 @@ func (o *VisionOutput) Free(b compute.Backend) {
 
 // posEmbed interpolates the learned position table for an h×w patch grid
 // and returns it in merge-block order as [h·w, hidden] float32 values,
-// rounded as the reference rounds in dtype act: bilinear weights from a
-// float64 linspace(0, n−1, steps) rounded to float32 (ERRATA F9), weights
-// cast to the table dtype, four products, three sequential sums.
+// rounded once to dtype act: bilinear coordinates from a float64
+// linspace(0, n−1, steps) rounded to float32 (ERRATA F9), float32 weights,
+// four float32 products summed in order. transformers 5.17 computes the
+// interpolation in float32 even for a BF16 model and rounds the sum once
+// (bit-exact against its BF16 embed_plus_pos; the per-product BF16 rounding
+// H3-ENCODERS-VAES.md §7.4 describes differs in ~30 % of the elements).
 func (vt *VisionTower) posEmbed(g Grid, act compute.DType) []float32 {
 	c := vt.cfg
 	n := c.PositionGrid()
 	dv := c.Vision.HiddenSize
-	rnd := func(x float32) float32 { return compute.Round(act, x) }
 	hf, hd := bilinearAxis(g.H, n)
 	wf, wd := bilinearAxis(g.W, n)
 	rows, cols := mergeBlockCoords(g.H, g.W, c.Vision.SpatialMergeSize)
@@ -110,20 +112,15 @@ func (vt *VisionTower) posEmbed(g Grid, act compute.DType) []float32 {
 		h0, w0 := hf[r], wf[cl]
 		h1, w1 := min(h0+1, n-1), min(w0+1, n-1)
 		dh, dw := hd[r], wd[cl]
-		wts := [4]float32{rnd((1 - dh) * (1 - dw)), rnd((1 - dh) * dw), rnd(dh * (1 - dw)), rnd(dh * dw)}
+		wts := [4]float32{(1 - dh) * (1 - dw), (1 - dh) * dw, dh * (1 - dw), dh * dw}
 		idx := [4]int{h0*n + w0, h0*n + w1, h1*n + w0, h1*n + w1}
 		o := out[i*dv : (i+1)*dv]
 		for k := 0; k < dv; k++ {
-			var s float32
-			for q := 0; q < 4; q++ {
-				p := rnd(vt.posTable[idx[q]*dv+k] * wts[q])
-				if q == 0 {
-					s = p
-				} else {
-					s = rnd(s + p)
-				}
+			s := float32(vt.posTable[idx[0]*dv+k] * wts[0])
+			for q := 1; q < 4; q++ {
+				s += float32(vt.posTable[idx[q]*dv+k] * wts[q])
 			}
-			o[k] = s
+			o[k] = compute.Round(act, s)
 		}
 	}
 	return out
