@@ -292,6 +292,27 @@ func (p *Processor) Video(frames []*RGB) (VisionInput, error) {
 	return VisionInput{Pixels: px, Grid: g}, nil
 }
 
+// Patchify normalizes and patchifies frames that are already at their
+// processor size (a multiple of 32 px, within the limits), without
+// resizing: one image, or a video's sampled frames (padded to a whole
+// temporal patch by repeating the last).
+func (p *Processor) Patchify(frames []*RGB) (VisionInput, error) {
+	if len(frames) == 0 {
+		return VisionInput{}, fmt.Errorf("qwen3vl: no frames")
+	}
+	f := p.Factor()
+	for i, fr := range frames {
+		if err := fr.valid(); err != nil {
+			return VisionInput{}, err
+		}
+		if fr.W != frames[0].W || fr.H != frames[0].H || fr.W%f != 0 || fr.H%f != 0 {
+			return VisionInput{}, fmt.Errorf("qwen3vl: frame %d is %d×%d: frames must share one size, a multiple of %d px", i, fr.W, fr.H, f)
+		}
+	}
+	px, g := p.patchify(frames)
+	return VisionInput{Pixels: px, Grid: g}, nil
+}
+
 // patchify normalizes frames ((u8 − 255·mean)/(255·std) in float32: with the
 // released mean = std = 0.5 this is (u8 − 127.5)/127.5, bit-exact with the
 // processor's fused rescale-normalize) and cuts them into patch rows: pad

@@ -3,6 +3,8 @@ package qwen3vl
 import (
 	"fmt"
 	"math"
+
+	"h3studio/engine/prompt"
 )
 
 // Grid is a vision input's patch grid: T temporal patches (frame pairs), H
@@ -205,36 +207,40 @@ func (c *Config) VisionRuns(ids []int64, images, videos []Grid) ([]VisionRun, er
 
 // PositionIDs computes the (t, h, w) M-RoPE position of every token, as
 // transformers' Qwen3VLModel.get_rope_index does with every vision block at
-// grid_t = 1 (H3-ENCODERS-VAES.md §5.1): text tokens (including the vision
-// start/end markers) advance a running position on all three axes; the pads
-// of a block at base b get (b, b+r, b+c) for merged row r and column c, and
-// text resumes at b + max(rows, cols).
+// grid_t = 1 (H3-ENCODERS-VAES.md §5.1), with the presentation's own rule
+// (engine/prompt.PositionIDs): text tokens (including the vision start/end
+// markers) advance a running position on all three axes; the pads of a
+// block at base b get (b, b+r, b+c) for merged row r and column c, and text
+// resumes at b + max(rows, cols). runs must come from VisionRuns.
 func (c *Config) PositionIDs(ids []int64, runs []VisionRun) [3][]int64 {
 	m := c.Vision.SpatialMergeSize
+	in := make([]int, len(ids))
+	for i, id := range ids {
+		in[i] = int(id)
+	}
+	grids := make([]prompt.Grid, len(runs))
+	for i, r := range runs {
+		grids[i] = prompt.Grid{H: r.Grid.H / m, W: r.Grid.W / m}
+	}
+	p, err := prompt.PositionIDs(in, []int{int(c.ImageTokenID), int(c.VideoTokenID)}, grids)
+	if err != nil {
+		panic("qwen3vl: position ids of validated runs: " + err.Error()) // a bug: VisionRuns checked every run
+	}
 	var pos [3][]int64
 	for a := range pos {
 		pos[a] = make([]int64, len(ids))
-	}
-	cur := int64(0)
-	s := 0
-	for _, r := range append(runs, VisionRun{Start: len(ids)}) {
-		for ; s < r.Start; s++ {
-			pos[0][s], pos[1][s], pos[2][s] = cur, cur, cur
-			cur++
+		for i, v := range p[a] {
+			pos[a][i] = int64(v)
 		}
-		if r.Len == 0 {
-			break
-		}
-		mh, mw := r.Grid.H/m, r.Grid.W/m
-		for i := 0; i < r.Len; i++ {
-			pos[0][s+i] = cur
-			pos[1][s+i] = cur + int64(i/mw)
-			pos[2][s+i] = cur + int64(i%mw)
-		}
-		cur += int64(max(1, mh, mw))
-		s += r.Len
 	}
 	return pos
+}
+
+// MergedGrid is the presentation's grid of a vision block (merged tokens,
+// engine/prompt.Grid) for a patch grid.
+func (c *Config) MergedGrid(g Grid) prompt.Grid {
+	m := c.Vision.SpatialMergeSize
+	return prompt.Grid{H: g.H / m, W: g.W / m}
 }
 
 // Tags returns the H3 DiT modality tag of every conditioning row: 0 for
