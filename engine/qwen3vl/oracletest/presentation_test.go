@@ -12,8 +12,8 @@ import (
 type presCase struct {
 	Name string `json:"name"`
 	Case struct {
-		Task       string  `json:"task"`
-		Prompt     string  `json:"prompt"`
+		Task       string   `json:"task"`
+		Prompt     string   `json:"prompt"`
 		Keyframes  [][2]int `json:"keyframes"`
 		References []struct {
 			Kind       string `json:"kind"`
