@@ -166,6 +166,15 @@ func openParity(t *testing.T) *parity {
 	return &parity{t: t, f: f}
 }
 
+func openParityB(b *testing.B) *parity {
+	f, err := safetensors.Open("testdata/parity.safetensors")
+	if err != nil {
+		b.Fatalf("test data missing (regenerate with -update): %v", err)
+	}
+	b.Cleanup(func() { f.Close() })
+	return &parity{t: &testing.T{}, f: f}
+}
+
 func (p *parity) has(name string) bool { _, ok := p.f.Info(name); return ok }
 
 func (p *parity) floats(name string) ([]float32, compute.Shape) {
