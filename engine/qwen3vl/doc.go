@@ -1,6 +1,7 @@
 // Package qwen3vl is MiniMax-H3's text encoder: the Qwen3-VL language model
-// read at hidden_states[50] (the unnormalized residual stream after decoder
-// layer 50 of 64; round(50/64·layers) for other configs), the Qwen3-VL vision
+// read at hidden_states[50] (the unnormalized residual stream after the
+// first 50 of 64 decoder layers; round(50/64·layers) for other configs), the
+// Qwen3-VL vision
 // tower with its deepstack features, and the image/video processor that
 // prepares pixels for it.
 //
