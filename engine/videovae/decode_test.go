@@ -95,8 +95,6 @@ func TestDecodeStreamMatchesDecode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The first 5 frames of window 2 are the reference cross-fade: with the
-	// tail of window 1 they must differ from window 2's own frames.
 	img := ToRGBA(Frame{Index: 0, C: 3, H: v.H, W: v.W, Data: v.Frame(0)})
 	if img.Bounds().Dx() != 64 || img.Pix[3] != 255 {
 		t.Fatalf("RGBA frame %v alpha %d", img.Bounds(), img.Pix[3])
