@@ -147,9 +147,9 @@ type PadMode uint8
 
 // Border rules.
 const (
-	PadZeros PadMode = iota
-	PadReflect   // mirror without repeating the edge (torch "reflect")
-	PadReplicate // repeat the edge value
+	PadZeros     PadMode = iota
+	PadReflect           // mirror without repeating the edge (torch "reflect")
+	PadReplicate         // repeat the edge value
 )
 
 // ConvParams configures Conv and ConvTranspose. Slices hold one value per
