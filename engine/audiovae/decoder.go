@@ -129,6 +129,7 @@ func (d *decoder) stages() int { return len(d.ups) + 1 }
 // stage (it may cancel by returning an error).
 func (d *decoder) forward(r *run, h *compute.Tensor, step func() error) (*compute.Tensor, error) {
 	x := d.convPre.forward(r, h)
+	r.drop(h)
 	nk := len(d.cfg.ResblockKernels)
 	for i, up := range d.ups {
 		L := compute.ConvTransposeOutSize(x.Dim(1), up.k, up.stride, 1, up.pad, up.pad)

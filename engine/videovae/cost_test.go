@@ -6,6 +6,7 @@ import (
 
 	"h3studio/engine/compute"
 	"h3studio/engine/compute/cpu"
+	"h3studio/engine/snapshot"
 )
 
 // The analytic per-tile cost equals what the CPU backend counts for a real
@@ -78,4 +79,24 @@ func releasedConfig() *Config {
 	c.TemporalDownsample = []int{1, 2, 2, 1, 1, 1}
 	c.DecoderLayers, c.DecoderHeads, c.DecoderHeadDim, c.DecoderFFNHidden = 36, 32, 64, 8192
 	return c
+}
+
+// decoderWeightBytes is what a decoder-only load holds (mapped or copied).
+func TestDecoderWeightBytes(t *testing.T) {
+	dir := t.TempDir()
+	if err := WriteTestModel(dir, TinyConfig(), 1); err != nil {
+		t.Fatal(err)
+	}
+	for _, dt := range []compute.DType{compute.Invalid, compute.BF16} {
+		b := cpu.New(cpu.Options{})
+		m, err := Open(b, &snapshot.Component{Kind: snapshot.VideoVAE, Dir: dir + "/source", ConfigDir: dir}, &Options{DecoderOnly: true, WeightDType: dt})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := b.Stats()
+		if want := decoderWeightBytes(m.Config, max(dt, compute.F32)); st.LiveBytes+st.MappedBytes != want {
+			t.Errorf("%v: decoder holds %d bytes (%d copied, %d mapped), estimate %d", dt, st.LiveBytes+st.MappedBytes, st.LiveBytes, st.MappedBytes, want)
+		}
+		m.Close()
+	}
 }
