@@ -82,8 +82,8 @@ func decoderWeightBytes(cfg *Config, dt compute.DType) int64 {
 	D, F, L := int64(cfg.Dim()), int64(cfg.DecoderFFNHidden), int64(cfg.LatentChannels)
 	P := int64(cfg.OutChannels * cfg.TemporalRatio() * cfg.SpatialRatio() * cfg.SpatialRatio())
 	f32 := L*L + L + D*L + D + int64(cfg.DecoderRegisters)*D + 2*D + P*D + P
-	perBlock := 4*D + (3*D + D + 2*F + D) // norms, scales and biases (kept F32)
-	mats := 3*D*D + D*D + 2*F*D + D*F     // converted by WeightDType
+	perBlock := 4 * D                                     // norms and layer scales (kept F32)
+	mats := 3*D*D + D*D + 2*F*D + D*F + 3*D + D + 2*F + D // projections and their biases, in WeightDType
 	return 4*(f32+int64(cfg.DecoderLayers)*perBlock) + int64(dt.Size())*int64(cfg.DecoderLayers)*mats
 }
 
