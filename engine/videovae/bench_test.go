@@ -26,3 +26,36 @@ func BenchmarkDecodeTiny256(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkTilePlans decodes 512×512×22 with the reference fixed plan and
+// h3.c's adaptive plan (TinyConfig's random model) and reports the passes,
+// tokens per pass and the rel-L2 between the two outputs.
+func BenchmarkTilePlans(b *testing.B) {
+	be := cpu.New(cpu.Options{})
+	m := tinyModel(b, be)
+	z := randomVolume(24, 7, 32, 32, 7)
+	outs := map[Tiling]*Volume{}
+	for _, tl := range []Tiling{TileFixed, TileAdaptive} {
+		b.Run(tl.String(), func(b *testing.B) {
+			o := &DecodeOptions{Tiling: tl}
+			est, err := EstimateDecode(m.Config, z.T, z.H, z.W, o, 0)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for i := 0; i < b.N; i++ {
+				v, err := m.Decode(context.Background(), z, o)
+				if err != nil {
+					b.Fatal(err)
+				}
+				outs[tl] = v
+			}
+			b.ReportMetric(float64(est.TilePasses), "passes")
+			b.ReportMetric(float64(est.TileTokens), "tokens/pass")
+			b.ReportMetric(est.FLOPs/1e9, "GFLOP")
+			b.ReportMetric(est.Plan.Overhead()*100, "%overlap")
+		})
+	}
+	if a, f := outs[TileAdaptive], outs[TileFixed]; a != nil && f != nil {
+		b.Logf("512×512×22: rel-L2(adaptive, fixed) = %.3g", relL2(a.Data, f.Data))
+	}
+}
