@@ -69,6 +69,29 @@ func ReadConfig(dir string) (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("audiovae: %w", err)
 	}
+	var head struct {
+		Class    string `json:"_class_name"`
+		Metadata string `json:"source_metadata_path"`
+	}
+	json.Unmarshal(raw, &head)
+	var mpath string
+	var meta []byte
+	if head.Class == "MiniMaxH3AudioVAE" {
+		name := "metadata.json"
+		if head.Metadata != "" {
+			name = filepath.Base(head.Metadata)
+		}
+		mpath = filepath.Join(dir, name)
+		if meta, err = os.ReadFile(mpath); err != nil {
+			return nil, fmt.Errorf("audiovae: original layout: %w", err)
+		}
+	}
+	return ParseConfig(path, raw, mpath, meta)
+}
+
+// ParseConfig parses config.json (path names it in errors) and, for the
+// original layout, metadata.json, then validates the result.
+func ParseConfig(path string, raw []byte, metaPath string, meta []byte) (*Config, error) {
 	var d struct {
 		Class     string    `json:"_class_name"`
 		EncDim    *int      `json:"encoder_dim"`
@@ -85,7 +108,6 @@ func ReadConfig(dir string) (*Config, error) {
 		SR2       *int      `json:"sample_rate"`
 		Mean      []float64 `json:"latents_mean"`
 		Std       []float64 `json:"latents_std"`
-		Metadata  string    `json:"source_metadata_path"`
 	}
 	if err := json.Unmarshal(raw, &d); err != nil {
 		return nil, fmt.Errorf("audiovae: %s: not valid JSON: %w", path, err)
@@ -129,11 +151,7 @@ func ReadConfig(dir string) (*Config, error) {
 		c.Layout = Original
 		setI(&c.LatentChannels, d.LatentCh)
 		setI(&c.SampleRate, d.SR2)
-		meta := "metadata.json"
-		if d.Metadata != "" {
-			meta = d.Metadata
-		}
-		if err := readMetadata(filepath.Join(dir, meta), c); err != nil {
+		if err := parseMetadata(metaPath, meta, c); err != nil {
 			return nil, err
 		}
 	default:
@@ -160,11 +178,7 @@ func setI(dst *int, p *int) {
 	}
 }
 
-func readMetadata(path string, c *Config) error {
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		return fmt.Errorf("audiovae: original layout: %w", err)
-	}
+func parseMetadata(path string, raw []byte, c *Config) error {
 	var m struct {
 		Metadata struct {
 			Kwargs struct {
