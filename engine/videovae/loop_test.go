@@ -7,15 +7,15 @@ import (
 	"h3studio/engine/compute/cpu"
 )
 
-// TestLoopDecodeToPixels: the loop fixtures' out.video recomputed from
-// their out.latents (the pipeline's VideoDecodeStep: de-normalize, decode,
-// ImageNet un-normalize, clamp; [F, 3, H, W] order). The checks bound is
-// 1e-4 (f32 loops) / 2e-2 (bf16 loop); the decode itself is float32 in all
-// three. Measured (seed 0): 1.1e-7 to 1.2e-7.
+// TestLoopDecodeToPixels: loop_t2va_f32's out.video recomputed from its
+// out.latents (the pipeline's VideoDecodeStep: de-normalize, decode,
+// ImageNet un-normalize, clamp; [F, 3, H, W] order). The check's bound is
+// 1e-4. Measured (seed 0): 1.1e-7 (the other two loops, checked once
+// outside the tests: 1.1e-7 and 1.2e-7).
 func TestLoopDecodeToPixels(t *testing.T) {
 	fx := openFixture(t, "loop_video.safetensors")
 	m := openLayout(t, cpu.New(cpu.Options{}), "original")
-	for _, loop := range []string{"loop_t2va_f32", "loop_fl2va_f32", "loop_t2va_bf16"} {
+	for _, loop := range []string{"loop_t2va_f32"} {
 		z := fx.volume(t, loop+".out.latents")
 		v, err := m.DecodeToPixels(context.Background(), z, nil)
 		if err != nil {
