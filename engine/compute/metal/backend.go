@@ -87,7 +87,7 @@ type buffer struct {
 }
 
 func (u *buffer) Backend() compute.Backend { return u.b }
-func (u *buffer) Size() int64             { return u.size }
+func (u *buffer) Size() int64              { return u.size }
 
 // Alloc returns storage with unspecified contents.
 func (b *Backend) Alloc(dt compute.DType, shape ...int) (*compute.Tensor, error) {

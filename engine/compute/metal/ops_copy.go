@@ -152,7 +152,11 @@ func (b *Backend) rowsOp(op string, dst, src, idx *compute.Tensor, gather bool) 
 }
 
 // GatherRows sets dst[i] = src[idx[i]] along the outermost axis.
-func (b *Backend) GatherRows(dst, src, idx *compute.Tensor) { b.rowsOp("GatherRows", dst, src, idx, true) }
+func (b *Backend) GatherRows(dst, src, idx *compute.Tensor) {
+	b.rowsOp("GatherRows", dst, src, idx, true)
+}
 
 // ScatterRows sets dst[idx[i]] = src[i]; other rows of dst are unchanged.
-func (b *Backend) ScatterRows(dst, src, idx *compute.Tensor) { b.rowsOp("ScatterRows", dst, src, idx, false) }
+func (b *Backend) ScatterRows(dst, src, idx *compute.Tensor) {
+	b.rowsOp("ScatterRows", dst, src, idx, false)
+}

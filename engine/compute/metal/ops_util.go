@@ -30,7 +30,9 @@ func (b *Backend) launch1(kernel string, n int64, kargs []byte, inPlace bool, ar
 	b.encode(&Dispatch{Kernel: kernel, Args: append([]Arg{{Bytes: kargs}}, args...), Groups: groups, Threads: threads, InPlace: inPlace})
 }
 
-func isFloat(dt compute.DType) bool { return dt == compute.F32 || dt == compute.F16 || dt == compute.BF16 }
+func isFloat(dt compute.DType) bool {
+	return dt == compute.F32 || dt == compute.F16 || dt == compute.BF16
+}
 
 // tname is a float dtype's spelling in kernel names.
 func tname(dt compute.DType) string {
