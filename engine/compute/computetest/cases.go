@@ -446,15 +446,21 @@ func Cases(o Options) []Case {
 		mk("GLU/gelu_gate_last/f32_f32", []Tensor{nrm(compute.F32, 4, 26)}, nrm(compute.F32, 4, 13), transcendental,
 			func(k compute.Kernels, d *compute.Tensor, t []*compute.Tensor) { k.GLU(d, t[0], compute.GELU, false) }),
 		mk("GLU/gelu_tanh/bf16_bf16", []Tensor{nrm(compute.BF16, 4, 26)}, nrm(compute.BF16, 4, 13), Bound{ULP: 2, Rel: 2e-6, Abs: 2e-7},
-			func(k compute.Kernels, d *compute.Tensor, t []*compute.Tensor) { k.GLU(d, t[0], compute.GELUTanh, true) }),
+			func(k compute.Kernels, d *compute.Tensor, t []*compute.Tensor) {
+				k.GLU(d, t[0], compute.GELUTanh, true)
+			}),
 	)
 
 	// ---------------------------------------------------------------- Modulate, GatedAdd, RoPE, Snake
 	pairs(func(in, out compute.DType) {
 		add(mk(pn("Modulate", in, out), []Tensor{nrm(in, 6, 10), nrmS(compute.BF16, 0.5, 3, 40), index(compute.I64, 3, 6)}, nrm(out, 6, 10), exact,
-			func(k compute.Kernels, d *compute.Tensor, t []*compute.Tensor) { k.Modulate(d, t[0], t[1], t[2], 5, 20) }),
+			func(k compute.Kernels, d *compute.Tensor, t []*compute.Tensor) {
+				k.Modulate(d, t[0], t[1], t[2], 5, 20)
+			}),
 			mk(pn("GatedAdd", in, out), []Tensor{nrm(in, 6, 10), nrm(in, 6, 10), nrmS(compute.F32, 0.5, 3, 40), index(compute.I32, 3, 6)}, nrm(out, 6, 10), exact,
-				func(k compute.Kernels, d *compute.Tensor, t []*compute.Tensor) { k.GatedAdd(d, t[0], t[1], t[2], t[3], 12) }),
+				func(k compute.Kernels, d *compute.Tensor, t []*compute.Tensor) {
+					k.GatedAdd(d, t[0], t[1], t[2], t[3], 12)
+				}),
 			mk(pn("RoPE", in, out), []Tensor{nrm(in, 2, 5, 12), uni(compute.F32, -1, 1, 5, 4), uni(compute.F32, -1, 1, 5, 4)}, nrm(out, 2, 5, 12), exact,
 				func(k compute.Kernels, d *compute.Tensor, t []*compute.Tensor) { k.RoPE(d, t[0], t[1], t[2], 8) }),
 			mk(pn("Snake", in, out), []Tensor{nrmS(in, 2, 4, 33), uni(compute.F32, 0.2, 2, 4), uni(compute.BF16, 0.2, 2, 4)}, nrm(out, 4, 33),
@@ -463,9 +469,13 @@ func Cases(o Options) []Case {
 		)
 	})
 	add(mk("Modulate/table_f32_idx_i32/bf16_bf16", []Tensor{nrm(compute.BF16, 4, 8), nrmS(compute.F32, 0.5, 2, 24), index(compute.I32, 2, 4)}, nrm(compute.BF16, 4, 8), exact,
-		func(k compute.Kernels, d *compute.Tensor, t []*compute.Tensor) { k.Modulate(d, t[0], t[1], t[2], 16, 0) }),
+		func(k compute.Kernels, d *compute.Tensor, t []*compute.Tensor) {
+			k.Modulate(d, t[0], t[1], t[2], 16, 0)
+		}),
 		inPlace(mk("GatedAdd/bf16_bf16", []Tensor{nrm(compute.BF16, 6, 10), nrm(compute.F32, 6, 10), nrmS(compute.BF16, 0.5, 3, 40), index(compute.I64, 3, 6)}, Tensor{}, exact,
-			func(k compute.Kernels, d *compute.Tensor, t []*compute.Tensor) { k.GatedAdd(d, t[0], t[1], t[2], t[3], 30) }), 0),
+			func(k compute.Kernels, d *compute.Tensor, t []*compute.Tensor) {
+				k.GatedAdd(d, t[0], t[1], t[2], t[3], 30)
+			}), 0),
 		mk("RoPE/full_rotation_bf16_tables/bf16_bf16", []Tensor{nrm(compute.BF16, 3, 4, 6, 16), uni(compute.BF16, -1, 1, 6, 8), uni(compute.BF16, -1, 1, 6, 8)}, nrm(compute.BF16, 3, 4, 6, 16), exact,
 			func(k compute.Kernels, d *compute.Tensor, t []*compute.Tensor) { k.RoPE(d, t[0], t[1], t[2], 16) }),
 		inPlace(mk("RoPE/f32_f32", []Tensor{nrm(compute.F32, 2, 7, 10), uni(compute.F32, -1, 1, 7, 3), uni(compute.F32, -1, 1, 7, 3)}, Tensor{}, exact,
