@@ -184,6 +184,33 @@ inline void store_any(device uchar* p, uint dt, ulong i, float f) {
     }
 }
 
+// pad_coord maps coordinate i of an axis of n into [0, n) by the border
+// rule; ok turns false for a zero-padded position.
+inline int pad_coord(int i, int n, uint mode, thread bool& ok) {
+    if (i >= 0 && i < n) {
+        return i;
+    }
+    if (mode == PAD_REFLECT) {
+        if (n == 1) {
+            return 0;
+        }
+        int period = 2 * (n - 1);
+        i %= period;
+        if (i < 0) {
+            i += period;
+        }
+        if (i >= n) {
+            i = period - i;
+        }
+        return i;
+    }
+    if (mode == PAD_REPLICATE) {
+        return i < 0 ? 0 : n - 1;
+    }
+    ok = false;
+    return 0;
+}
+
 // grid_index is the linear index of a thread of a 2-D grid of 1-D groups
 // (the host splits launches larger than one grid row).
 inline ulong grid_index(uint2 gid, uint2 gsize) {

@@ -23,33 +23,6 @@
 #define GEMM_LD 36 // row stride of the staged tiles (padded against bank conflicts)
 #define GEMM_THREADS 128
 
-// pad_coord maps coordinate i of an axis of n into [0, n) by the border
-// rule; ok turns false for a zero-padded position.
-inline int pad_coord(int i, int n, uint mode, thread bool& ok) {
-    if (i >= 0 && i < n) {
-        return i;
-    }
-    if (mode == PAD_REFLECT) {
-        if (n == 1) {
-            return 0;
-        }
-        int period = 2 * (n - 1);
-        i %= period;
-        if (i < 0) {
-            i += period;
-        }
-        if (i >= n) {
-            i = period - i;
-        }
-        return i;
-    }
-    if (mode == PAD_REPLICATE) {
-        return i < 0 ? 0 : n - 1;
-    }
-    ok = false;
-    return 0;
-}
-
 // gemm_a is a[m, k] of group g.
 template <typename Tx, int MODE>
 inline float gemm_a(constant kargs_gemm& p, device const Tx* x, uint g, uint m, uint k) {

@@ -69,6 +69,16 @@ struct kargs_transpose {
     uint pad;
 };
 
+struct kargs_pad {
+    ulong n; // dst elements
+    uint dst_shape[MAX_RANK];
+    uint src_shape[MAX_RANK];
+    int before[MAX_RANK];
+    uint mode[MAX_RANK]; // PAD_*
+    uint rank;
+    uint pad;
+};
+
 struct kargs_rows {
     ulong row_words; // words per row
     uint word_size; // bytes per word: 1, 2, 4 or 8

@@ -1,4 +1,4 @@
-// movement.metal: Transpose, GatherRows and ScatterRows (compute.Kernels).
+// movement.metal: Transpose, Pad, GatherRows and ScatterRows (compute.Kernels).
 // They move elements without looking at them, as words of 1, 2, 4 or 8 bytes.
 #include "common.h"
 
@@ -29,6 +29,38 @@ template [[host_name("kernel_transpose_u8")]] [[kernel]] decltype(kernel_transpo
 template [[host_name("kernel_transpose_u16")]] [[kernel]] decltype(kernel_transpose<ushort>) kernel_transpose<ushort>;
 template [[host_name("kernel_transpose_u32")]] [[kernel]] decltype(kernel_transpose<uint>) kernel_transpose<uint>;
 template [[host_name("kernel_transpose_u64")]] [[kernel]] decltype(kernel_transpose<ulong>) kernel_transpose<ulong>;
+
+// One thread per destination element: each coordinate minus the leading
+// padding is mapped into the source by the axis's border rule; a position in
+// a zero border writes 0. Values are copied as words, never rounded.
+template <typename W>
+kernel void kernel_pad(constant kargs_pad& args [[buffer(0)]],
+                       device const W* src [[buffer(1)]],
+                       device W* dst [[buffer(2)]],
+                       uint2 gid [[thread_position_in_grid]],
+                       uint2 gsize [[threads_per_grid]]) {
+    ulong i = grid_index(gid, gsize);
+    if (i >= args.n) {
+        return;
+    }
+    ulong rem = i;
+    ulong off = 0;
+    ulong scale = 1;
+    bool ok = true;
+    for (int a = int(args.rank) - 1; a >= 0; a--) {
+        int c = int(rem % ulong(args.dst_shape[a]));
+        rem /= ulong(args.dst_shape[a]);
+        int s = pad_coord(c - args.before[a], int(args.src_shape[a]), args.mode[a], ok);
+        off += ulong(s) * scale;
+        scale *= ulong(args.src_shape[a]);
+    }
+    dst[i] = ok ? src[off] : W(0);
+}
+
+template [[host_name("kernel_pad_u8")]] [[kernel]] decltype(kernel_pad<uchar>) kernel_pad<uchar>;
+template [[host_name("kernel_pad_u16")]] [[kernel]] decltype(kernel_pad<ushort>) kernel_pad<ushort>;
+template [[host_name("kernel_pad_u32")]] [[kernel]] decltype(kernel_pad<uint>) kernel_pad<uint>;
+template [[host_name("kernel_pad_u64")]] [[kernel]] decltype(kernel_pad<ulong>) kernel_pad<ulong>;
 
 // dst[r] = src[idx[r]]: thread (w, r) moves word w of row r. An index outside
 // [0, n_rows) leaves the row unwritten (the CPU reference panics; the host

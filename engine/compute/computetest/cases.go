@@ -178,6 +178,26 @@ func Cases(o Options) []Case {
 		add(mk(fmt.Sprintf("Transpose/%v_%s/%s", p.in.DType, dims(p.in.Shape), dims(perm)), []Tensor{p.in}, Tensor{DType: p.in.DType, Shape: out}, exact,
 			func(k compute.Kernels, d *compute.Tensor, in []*compute.Tensor) { k.Transpose(d, in[0], perm...) }))
 	}
+	Z, R, P := compute.PadZeros, compute.PadReflect, compute.PadReplicate
+	for _, p := range []struct {
+		x Tensor
+		p compute.PadParams
+	}{
+		{nrm(compute.F32, 3, 4, 5), compute.PadParams{Before: []int{1, 2, 0}, After: []int{0, 1, 3}, Modes: []compute.PadMode{Z, R, P}}},
+		{nrm(compute.BF16, 2, 6, 7), compute.PadParams{Before: []int{0, 3, 2}, After: []int{0, 2, 5}, Modes: []compute.PadMode{Z, R, R}}},
+		{ints(compute.U8, 0, 255, 5, 9), compute.PadParams{Before: []int{2, 1}, After: []int{1, 2}, Modes: []compute.PadMode{P, Z}}},
+		{nrm(compute.F64, 4, 3), compute.PadParams{Before: []int{1, 2}, After: []int{2, 2}, Modes: []compute.PadMode{R, P}}},
+		{nrm(compute.F16, 2, 3, 4, 5), compute.PadParams{Before: []int{2, 0, 0, 1}}}, // causal time padding, merged axes
+		{nrm(compute.F32, 2, 2, 2, 2, 2, 2, 3), compute.PadParams{Before: []int{1, 0, 1, 0, 1, 0, 1}, After: []int{0, 1, 0, 1, 0, 1, 0}}}, // 7 padded axes: CPU fallback
+	} {
+		pp := p.p
+		out := make([]int, len(p.x.Shape))
+		for a, d := range p.x.Shape {
+			out[a] = pp.BeforeAt(a) + d + pp.AfterAt(a)
+		}
+		add(mk(fmt.Sprintf("Pad/%v_%s/%s", p.x.DType, dims(p.x.Shape), dims(out)), []Tensor{p.x}, Tensor{DType: p.x.DType, Shape: out}, exact,
+			func(k compute.Kernels, d *compute.Tensor, in []*compute.Tensor) { k.Pad(d, in[0], pp) }))
+	}
 	for _, p := range []struct {
 		src Tensor
 		idx Tensor

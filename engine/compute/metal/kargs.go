@@ -42,6 +42,17 @@ type KargsTranspose struct {
 	Pad       uint32
 }
 
+// KargsPad is kargs_pad.
+type KargsPad struct {
+	N        uint64
+	DstShape [MaxRank]uint32
+	SrcShape [MaxRank]uint32
+	Before   [MaxRank]int32
+	Mode     [MaxRank]uint32
+	Rank     uint32
+	Pad      uint32
+}
+
 // KargsRows is kargs_rows.
 type KargsRows struct {
 	RowWords uint64
@@ -196,7 +207,7 @@ type KargsAttention struct {
 
 // Kargs lists one value of every kernel-argument struct (for the layout test).
 func Kargs() []any {
-	return []any{KargsConvert{}, KargsCopy{}, KargsFill{}, KargsTranspose{}, KargsRows{}, KargsBinary{},
+	return []any{KargsConvert{}, KargsCopy{}, KargsFill{}, KargsTranspose{}, KargsPad{}, KargsRows{}, KargsBinary{},
 		KargsScale{}, KargsClamp{}, KargsUnary{}, KargsGlu{}, KargsModulate{}, KargsGatedAdd{}, KargsRope{},
 		KargsSnake{}, KargsNorm{}, KargsGroupNorm{}, KargsGemm{}, KargsAttention{}}
 }

@@ -160,3 +160,50 @@ func (b *Backend) GatherRows(dst, src, idx *compute.Tensor) {
 func (b *Backend) ScatterRows(dst, src, idx *compute.Tensor) {
 	b.rowsOp("ScatterRows", dst, src, idx, false)
 }
+
+// Pad copies x into dst with per-axis borders (zeros, reflect, replicate).
+func (b *Backend) Pad(dst, x *compute.Tensor, p compute.PadParams) {
+	r := x.Rank()
+	compute.Check(dst.Rank() == r && r >= 1, "Pad", "x %v into dst %v: ranks differ", x, dst)
+	compute.Check(dst.DType() == x.DType(), "Pad", "dtype %v -> %v", x.DType(), dst.DType())
+	compute.Check((p.Before == nil || len(p.Before) == r) && (p.After == nil || len(p.After) == r) && (p.Modes == nil || len(p.Modes) == r),
+		"Pad", "parameters %+v for rank %d", p, r)
+	for a := 0; a < r; a++ {
+		lo, hi := p.BeforeAt(a), p.AfterAt(a)
+		compute.Check(lo >= 0 && hi >= 0 && dst.Dim(a) == lo+x.Dim(a)+hi, "Pad", "axis %d: %d + %d + %d != %d (x %v dst %v)", a, lo, x.Dim(a), hi, dst.Dim(a), x, dst)
+		if p.ModeAt(a) == compute.PadReflect {
+			compute.Check(lo < x.Dim(a) && hi < x.Dim(a), "Pad", "axis %d: reflect padding %d/%d needs more than %d elements", a, lo, hi, x.Dim(a))
+		}
+		if p.ModeAt(a) != compute.PadZeros {
+			compute.Check(x.Dim(a) > 0, "Pad", "axis %d: cannot %v-pad an empty axis", a, p.ModeAt(a))
+		}
+	}
+	n := int64(dst.NumElements())
+	if n == 0 {
+		return
+	}
+	if b.overlaps(dst, x) {
+		panic(fmt.Sprintf("metal: Pad: %v and %v overlap", x, dst))
+	}
+	// Merge neighbouring axes that are not padded (they stay adjacent in both).
+	var ds, xs, before []int
+	var modes []compute.PadMode
+	for a := 0; a < r; a++ {
+		lo, hi, xd := p.BeforeAt(a), p.AfterAt(a), x.Dim(a)
+		if n := len(ds); n > 0 && lo == 0 && hi == 0 && before[n-1] == 0 && ds[n-1] == xs[n-1] {
+			ds[n-1] *= xd
+			xs[n-1] *= xd
+			continue
+		}
+		ds, xs, before, modes = append(ds, lo+xd+hi), append(xs, xd), append(before, lo), append(modes, p.ModeAt(a))
+	}
+	if len(ds) > MaxRank {
+		b.onCPU(dst, func(c func(*compute.Tensor) *compute.Tensor) { b.ref.Pad(c(dst), c(x), p) })
+		return
+	}
+	k := KargsPad{N: uint64(n), Rank: uint32(len(ds))}
+	for a := range ds {
+		k.DstShape[a], k.SrcShape[a], k.Before[a], k.Mode[a] = uint32(ds[a]), uint32(xs[a]), int32(before[a]), uint32(modes[a])
+	}
+	b.launch1("kernel_pad_"+wordName(x.DType().Size()), n, argBytes(k), false, b.arg(x, false), b.arg(dst, true))
+}
