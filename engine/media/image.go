@@ -11,6 +11,7 @@ import (
 	"image/png"
 	"io"
 	"os"
+	"strings"
 
 	"golang.org/x/image/bmp"
 	"golang.org/x/image/tiff"
@@ -190,6 +191,10 @@ func decodeErr(path, format string, err error) error {
 		return fileErr(path, nil, "truncated %s data (the file ends early)", format)
 	case errors.Is(err, ErrUnsupported):
 		return fileErr(path, err, "%s variant not supported", format)
+	}
+	if msg := err.Error(); strings.Contains(msg, "not enough pixel data") || strings.Contains(msg, "short Huffman data") ||
+		strings.Contains(msg, "missing SOS marker") {
+		return fileErr(path, nil, "truncated %s data (the file ends early)", format)
 	}
 	switch err.(type) {
 	case png.UnsupportedError, jpeg.UnsupportedError, tiff.UnsupportedError:

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"image"
 	"math"
+	"runtime"
+	"sync"
 )
 
 // Filter is an image resampling filter.
@@ -207,8 +209,30 @@ func resizeRGB(in rgb, w, h int, f Filter) rgb {
 	return out
 }
 
+// parallelRows runs f over [0, n) split into contiguous ranges, one per
+// CPU. Every output row is computed independently, so the result does not
+// depend on the split.
+func parallelRows(n int, f func(y0, y1 int)) {
+	workers := min(runtime.GOMAXPROCS(0), max(1, n/16))
+	if workers <= 1 {
+		f(0, n)
+		return
+	}
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		y0, y1 := n*w/workers, n*(w+1)/workers
+		wg.Add(1)
+		go func() { defer wg.Done(); f(y0, y1) }()
+	}
+	wg.Wait()
+}
+
 func horizontal(out, in rgb, yoff int, c coeffs) {
-	for y := 0; y < out.h; y++ {
+	parallelRows(out.h, func(y0, y1 int) { horizontalRows(out, in, yoff, c, y0, y1) })
+}
+
+func horizontalRows(out, in rgb, yoff int, c coeffs, y0, y1 int) {
+	for y := y0; y < y1; y++ {
 		src := in.pix[3*(y+yoff)*in.w:]
 		dst := out.pix[3*y*out.w:]
 		for xx := 0; xx < out.w; xx++ {
@@ -228,15 +252,20 @@ func horizontal(out, in rgb, yoff int, c coeffs) {
 }
 
 func vertical(out, in rgb, c coeffs) {
+	parallelRows(out.h, func(y0, y1 int) { verticalRows(out, in, c, y0, y1) })
+}
+
+func verticalRows(out, in rgb, c coeffs, y0, y1 int) {
 	stride := 3 * in.w
-	for yy := 0; yy < out.h; yy++ {
+	for yy := y0; yy < y1; yy++ {
 		ymin, n := c.bounds[2*yy], c.bounds[2*yy+1]
 		k := c.k[yy*c.ksize:]
 		dst := out.pix[3*yy*out.w:]
 		for xx := 0; xx < 3*out.w; xx++ {
 			s := int32(1 << (precisionBits - 1))
+			col := in.pix[ymin*stride+xx:]
 			for y := 0; y < n; y++ {
-				s += int32(in.pix[(ymin+y)*stride+xx]) * k[y]
+				s += int32(col[y*stride]) * k[y]
 			}
 			dst[xx] = clip8(s)
 		}

@@ -17,9 +17,9 @@ type SampleFormat uint8
 
 // Sample formats.
 const (
-	PCM16 SampleFormat = iota // 16-bit signed integer (the default)
-	PCM24                     // 24-bit signed integer
-	Float32                   // IEEE 754 float
+	PCM16   SampleFormat = iota // 16-bit signed integer (the default)
+	PCM24                       // 24-bit signed integer
+	Float32                     // IEEE 754 float
 )
 
 func (f SampleFormat) bits() int {

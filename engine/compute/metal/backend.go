@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"h3studio/engine/compute"
 	"h3studio/engine/compute/cpu"
@@ -240,6 +241,15 @@ func (b *Backend) Stats() compute.Stats {
 		FLOPs:        float64(b.flops.Load()),
 		BytesMoved:   float64(b.moved.Load()),
 	}
+}
+
+// GPUTime is the GPU time of the command buffers completed so far (0 when
+// the device does not measure it).
+func (b *Backend) GPUTime() time.Duration {
+	if t, ok := b.dev.(interface{ GPUTime() time.Duration }); ok {
+		return t.GPUTime()
+	}
+	return 0
 }
 
 // ResetPeak sets the peak to the live storage.
