@@ -187,7 +187,7 @@ func Cases(o Options) []Case {
 		{nrm(compute.BF16, 2, 6, 7), compute.PadParams{Before: []int{0, 3, 2}, After: []int{0, 2, 5}, Modes: []compute.PadMode{Z, R, R}}},
 		{ints(compute.U8, 0, 255, 5, 9), compute.PadParams{Before: []int{2, 1}, After: []int{1, 2}, Modes: []compute.PadMode{P, Z}}},
 		{nrm(compute.F64, 4, 3), compute.PadParams{Before: []int{1, 2}, After: []int{2, 2}, Modes: []compute.PadMode{R, P}}},
-		{nrm(compute.F16, 2, 3, 4, 5), compute.PadParams{Before: []int{2, 0, 0, 1}}}, // causal time padding, merged axes
+		{nrm(compute.F16, 2, 3, 4, 5), compute.PadParams{Before: []int{2, 0, 0, 1}}},                                                      // causal time padding, merged axes
 		{nrm(compute.F32, 2, 2, 2, 2, 2, 2, 3), compute.PadParams{Before: []int{1, 0, 1, 0, 1, 0, 1}, After: []int{0, 1, 0, 1, 0, 1, 0}}}, // 7 padded axes: CPU fallback
 	} {
 		pp := p.p
