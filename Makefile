@@ -72,7 +72,7 @@ test-go:
 # Fuzz targets as package:Target. `make test` runs each for FUZZTIME (a few
 # seconds), `make fuzz` for a minute each.
 FUZZ_TARGETS := engine/media:FuzzDecodeImage engine/media:FuzzDecodeWAV engine/media:FuzzSniffOrientation \
-	engine/tokenizer:FuzzEncode
+	engine/tokenizer:FuzzEncode engine/qwen3vl:FuzzParseConfig engine/videovae:FuzzReadConfig engine/audiovae:FuzzParseConfig
 FUZZTIME ?= 3s
 
 fuzz-short:
