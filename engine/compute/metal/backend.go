@@ -44,8 +44,9 @@ type Backend struct {
 	opts Options
 	ref  *cpu.Backend // CPU reference for fallbacks
 
-	mu  sync.Mutex // serialises encoding
-	err error      // first error of recorded work since the last Sync
+	mu    sync.Mutex // serialises encoding
+	err   error      // first error of recorded work since the last Sync
+	dummy Buffer     // bound where a kernel's optional operand is absent
 
 	live, peak, mapped atomic.Int64
 	dispatches         atomic.Int64
@@ -300,13 +301,22 @@ func (b *Backend) arg(t *compute.Tensor, write bool) Arg {
 	return Arg{Buf: u.dev, Offset: u.off + off, Size: t.Bytes(), Write: write, Align: t.DType().Size()}
 }
 
-// optArg binds t, or a placeholder word when t is nil (the kernel does not
-// read it; Metal still wants every declared buffer bound).
+// optArg binds t, or a small placeholder device buffer when t is nil (the
+// kernel does not read it; Metal still wants every declared buffer bound).
 func (b *Backend) optArg(t *compute.Tensor) Arg {
-	if t == nil {
-		return Arg{Bytes: make([]byte, 16)}
+	if t != nil {
+		return b.arg(t, false)
 	}
-	return b.arg(t, false)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.dummy == nil {
+		d, err := b.dev.NewBuffer(16)
+		if err != nil {
+			panic(&compute.AllocError{Backend: "metal", Bytes: 16, Err: err})
+		}
+		b.dummy = d
+	}
+	return Arg{Buf: b.dummy, Size: 16, Align: 1}
 }
 
 // dtCode is a tensor's kargs.h DT_* code (0 for nil).
