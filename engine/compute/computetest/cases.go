@@ -113,6 +113,18 @@ func Cases(o Options) []Case {
 				func(k compute.Kernels, d *compute.Tensor, in []*compute.Tensor) { k.Copy(d, in[0]) }))
 		}
 	}
+	for _, dst := range []compute.DType{compute.BF16, compute.F16, compute.F64} {
+		sp := Tensor{DType: compute.F32, Shape: []int{2, 31}, Gen: Gen{Kind: Specials}}
+		add(mk("Copy/convert/f32_"+tn(dst)+"/specials", []Tensor{sp}, Tensor{DType: dst, Shape: []int{62}}, exact,
+			func(k compute.Kernels, d *compute.Tensor, in []*compute.Tensor) { k.Copy(d, in[0]) }))
+	}
+	for _, src := range []compute.DType{compute.BF16, compute.F16} {
+		sp := Tensor{DType: src, Shape: []int{31}, Gen: Gen{Kind: Specials}}
+		add(mk("Copy/convert/"+tn(src)+"_f32/specials", []Tensor{sp}, Tensor{DType: compute.F32, Shape: []int{31}}, exact,
+			func(k compute.Kernels, d *compute.Tensor, in []*compute.Tensor) { k.Copy(d, in[0]) }))
+	}
+	add(mk("Scale/specials/f32_bf16", []Tensor{{DType: compute.F32, Shape: []int{31}, Gen: Gen{Kind: Specials}}}, Tensor{DType: compute.BF16, Shape: []int{31}}, exact,
+		func(k compute.Kernels, d *compute.Tensor, in []*compute.Tensor) { k.Scale(d, in[0], 1, 0) }))
 	tiny := Tensor{DType: compute.F32, Shape: []int{64}, Gen: Gen{Kind: Normal, Scale: 3e-6}} // f16 subnormals
 	add(mk("Copy/convert/f32_f16/subnormal", []Tensor{tiny}, Tensor{DType: compute.F16, Shape: []int{64}}, exact,
 		func(k compute.Kernels, d *compute.Tensor, in []*compute.Tensor) { k.Copy(d, in[0]) }))

@@ -95,12 +95,25 @@ type GenKind int
 
 // Distributions.
 const (
-	Normal  GenKind = iota // N(0, Scale²); Scale 0 means 1
-	Uniform                // [Lo, Hi)
-	Index                  // integers in [0, N), repeats allowed
-	Perm                   // distinct integers in [0, N)
-	Ints                   // integers in [Lo, Hi]
+	Normal   GenKind = iota // N(0, Scale²); Scale 0 means 1
+	Uniform                 // [Lo, Hi)
+	Index                   // integers in [0, N), repeats allowed
+	Perm                    // distinct integers in [0, N)
+	Ints                    // integers in [Lo, Hi]
+	Specials                // rounding corner cases: ties, overflow, subnormals, ±0, ±Inf, NaN
 )
+
+// specials are float32 values at the corners of rounding to bf16 and f16.
+var specials = func() []float64 {
+	v := []float64{0, math.Copysign(0, -1), math.Inf(1), math.Inf(-1), math.NaN(),
+		1 + 0x1p-8, 1 + 3*0x1p-8, -(1 + 0x1p-8), 1 + 0x1p-8 + 0x1p-23, // bf16 ties and just past
+		1 + 0x1p-11, 1 + 3*0x1p-11, -(1 + 3*0x1p-11), // f16 ties
+		65504, 65519, 65520, -65520, 0x1p-24, 0x1p-25, 3 * 0x1p-25, 0x1p-14, 0x1p-15 + 0x1p-25, // f16 range and subnormals
+		float64(math.MaxFloat32), float64(math.Float32frombits(0x7f7fffff)), 0x1p-126, 0x1p-127, 0x1p-149, -0x1p-140,
+		float64(math.Float32frombits(0x3f808000)), float64(math.Float32frombits(0x3f818000)), float64(math.Float32frombits(0xc0028000)),
+	}
+	return v
+}()
 
 // Bound is the accepted difference from the reference, per element:
 // ULP units of the output type at |want| (a rounding flip), plus Rel times
@@ -173,6 +186,10 @@ func hostValues(rng *rand.Rand, t Tensor) ([]float64, []byte) {
 	case Ints:
 		for i := range v {
 			v[i] = float64(int(g.Lo) + rng.IntN(int(g.Hi-g.Lo)+1))
+		}
+	case Specials:
+		for i := range v {
+			v[i] = specials[i%len(specials)]
 		}
 	}
 	if t.DType.IsInt() {
