@@ -107,6 +107,26 @@ test-portable:
 		GOAMD64=v3 $(GO) test -count=1 $(PORTABLE_TESTS); \
 	else echo "test-portable: skipped (needs an amd64 CPU with FMA and AVX2; arm64 builds fuse multiply-adds already)"; fi
 
+# The Metal kernels of shaders/ executed on the CPU by the MSL-on-CPU harness
+# through the conformance suite (also part of test-go). The last line, printed
+# by tools/kernelcensus, is the census: `kernels: N, tested: M`.
+KERNEL_CENSUS := $(BUILD)/kernel-census.txt
+test-kernels:
+	@mkdir -p $(BUILD) && rm -f $(KERNEL_CENSUS); \
+	H3_KERNEL_CENSUS=$(CURDIR)/$(KERNEL_CENSUS) $(GO) test -count=1 ./shaders/... ./engine/compute/metal/... ./engine/compute/computetest/...; st=$$?; \
+	$(GO) run ./tools/kernelcensus -tested $(KERNEL_CENSUS) || st=1; exit $$st
+
+# On a Mac: the conformance suite on the Metal GPU (hand kernels, the MPSGraph
+# GEMM path and large shapes), then the engine's tests with the Metal backend
+# wherever they take their backend from computetest's test hook.
+parity:
+ifeq ($(UNAME_S),Darwin)
+	$(GO) test -count=1 -run 'Metal' -v ./engine/compute/metal/
+	H3_TEST_BACKEND=metal $(GO) test -count=1 ./engine/...
+else
+	@echo "make parity needs macOS with a Metal GPU (on Linux, make test-kernels runs the kernels on the CPU)"; exit 1
+endif
+
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./...
 

@@ -261,6 +261,14 @@ func (c *Checkpoint) FileOf(name string) (*File, bool) {
 	return f, ok
 }
 
+// MappingOf returns the mapped shard holding tensor name, or nil.
+func (c *Checkpoint) MappingOf(name string) []byte {
+	if f, ok := c.FileOf(name); ok {
+		return f.Mapping()
+	}
+	return nil
+}
+
 // Names lists every tensor name, sorted.
 func (c *Checkpoint) Names() []string {
 	out := make([]string, 0, len(c.where))
