@@ -32,6 +32,37 @@ type Clip struct {
 	mu    sync.Mutex
 	cache map[int]*image.RGBA // a few decoded frames
 	order []int
+	strip []image.Image
+}
+
+// StripLen is the number of frame-strip thumbnails of a clip.
+const StripLen = 16
+
+// Strip returns StripLen thumbnails (≤ 120 px wide) spread evenly over the
+// clip, for the scrub bar. The first call decodes them; studio makes that
+// call in the background before it publishes a clip.
+func (c *Clip) Strip() []image.Image {
+	if c.Len() == 0 {
+		return nil
+	}
+	c.mu.Lock()
+	s := c.strip
+	c.mu.Unlock()
+	if s != nil {
+		return s
+	}
+	n := min(StripLen, c.Len())
+	s = make([]image.Image, n)
+	for k := range s {
+		i := (2*k + 1) * c.Len() / (2 * n)
+		if img, err := decodeJPEG(c.frames[i]); err == nil {
+			s[k] = Scale(img, 120, 120)
+		}
+	}
+	c.mu.Lock()
+	c.strip = s
+	c.mu.Unlock()
+	return s
 }
 
 // ViewerEdge is the long side of viewer frames; PeakBuckets the resolution
@@ -45,7 +76,9 @@ const (
 
 // NewClip makes a clip from JPEG frames.
 func NewClip(w, h int, frames [][]byte, a media.Audio) *Clip {
-	return &Clip{Width: w, Height: h, FPS: media.FPS, Audio: a, Peaks: Peaks(a, PeakBuckets), frames: frames, cache: map[int]*image.RGBA{}}
+	c := &Clip{Width: w, Height: h, FPS: media.FPS, Audio: a, Peaks: Peaks(a, PeakBuckets), frames: frames, cache: map[int]*image.RGBA{}}
+	c.Strip()
+	return c
 }
 
 // Len is the number of frames.
