@@ -42,9 +42,9 @@ type Output struct {
 }
 
 var (
-	ctxOnce  sync.Once
-	ctx      *oto.Context
-	ctxErr   error
+	ctxOnce sync.Once
+	ctx     *oto.Context
+	ctxErr  error
 )
 
 const bytesPerSecond = media.SampleRate * media.NumChannels * 4
