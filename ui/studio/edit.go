@@ -579,3 +579,27 @@ func (s *Studio) updateWatches() {
 	s.mu.Unlock()
 	s.watch.setFiles(paths)
 }
+
+// TidyPrompt brings the prompt's label lines and alignment line in step
+// with the slots (when KeepLabels is on), as every slot change does.
+func (s *Studio) TidyPrompt() { s.editDraft(func(*Draft) {}) }
+
+// SetLibrary switches to another library folder (created if needed) and
+// reads it.
+func (s *Studio) SetLibrary(dir string) error {
+	lib, err := OpenLibrary(dir, s.library().trash)
+	if err != nil {
+		return err
+	}
+	s.update(func() {
+		s.lib = lib
+		s.takes = nil
+		s.libLoaded = false
+		if s.viewer.TakeID != "" {
+			s.viewerSeq++
+			s.viewer = Viewer{}
+		}
+	})
+	s.opts.Go(s.loadLibrary)
+	return nil
+}

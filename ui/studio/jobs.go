@@ -371,7 +371,8 @@ func (s *Studio) runJob(ctx context.Context, j *job) {
 		fail(JobFailed, msg)
 		return
 	}
-	stage, err := s.lib.stage()
+	lib := s.library()
+	stage, err := lib.stage()
 	if err != nil {
 		fail(JobFailed, saveMessage(err))
 		return
@@ -403,7 +404,7 @@ func (s *Studio) runJob(ctx context.Context, j *job) {
 	}
 	s.onEvent(j, engine.Event{Phase: engine.PhaseExport, Done: 0, Total: 1, Message: "Saving the take"})
 	meta := s.takeMeta(j, res, sink, video != nil)
-	take, err := s.lib.commit(stage, meta)
+	take, err := lib.commit(stage, meta)
 	if err != nil {
 		fail(JobFailed, saveMessage(err))
 		return

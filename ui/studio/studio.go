@@ -211,7 +211,13 @@ func New(o Options) (*Studio, error) {
 func (s *Studio) Builder() *Builder { return s.builder }
 
 // Library returns the library.
-func (s *Studio) Library() *Library { return s.lib }
+func (s *Studio) Library() *Library { return s.library() }
+
+func (s *Studio) library() *Library {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lib
+}
 
 // Subscribe registers fn to be called after every change. fn runs on a
 // background goroutine (never the caller's), must not block, and reads the

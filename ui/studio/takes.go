@@ -86,7 +86,7 @@ func (s *Studio) takeMeta(j *job, res engine.Result, sink *takeSink, hasVideo bo
 
 // loadLibrary reads the library folder (a background task).
 func (s *Studio) loadLibrary() {
-	takes, err := s.lib.List()
+	takes, err := s.library().List()
 	s.update(func() {
 		s.libLoaded = true
 		if err != nil {
@@ -157,7 +157,7 @@ func (s *Studio) showTakeLocked(t Take) {
 		return
 	}
 	s.opts.Go(func() {
-		c, err := s.lib.LoadClip(t)
+		c, err := s.library().LoadClip(t)
 		s.update(func() {
 			if s.viewerSeq != seq {
 				return
@@ -188,7 +188,7 @@ func (s *Studio) SetStarred(id string, on bool) {
 		return
 	}
 	s.opts.Go(func() {
-		nt, err := s.lib.SetStarred(t, on)
+		nt, err := s.library().SetStarred(t, on)
 		s.update(func() {
 			if err != nil {
 				s.noticeLocked(Fail, "The star could not be saved: "+err.Error(), "")
@@ -210,7 +210,7 @@ func (s *Studio) DeleteTake(id string) {
 		return
 	}
 	s.opts.Go(func() {
-		err := s.lib.Delete(t)
+		err := s.library().Delete(t)
 		s.update(func() {
 			if err != nil {
 				s.noticeLocked(Fail, fmt.Sprintf("“%s” could not be moved to the Trash: %v. It is still in the library.", t.Meta.Title, err), "")

@@ -1,0 +1,23 @@
+package main
+
+import (
+	"fmt"
+	"runtime"
+	"strings"
+)
+
+// deviceDescription is the status bar's device: the compute backend, the
+// processor and the memory ("CPU (reference backend) · 2 cores · 24 GB").
+func deviceDescription() string {
+	backend := "CPU (reference backend)"
+	mem, cpu := machine()
+	parts := []string{backend}
+	if cpu != "" {
+		parts = append(parts, cpu)
+	}
+	parts = append(parts, fmt.Sprintf("%d cores", runtime.NumCPU()))
+	if mem > 0 {
+		parts = append(parts, fmt.Sprintf("%.0f GB", float64(mem)/(1<<30)))
+	}
+	return strings.Join(parts, " · ")
+}
