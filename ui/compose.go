@@ -445,9 +445,9 @@ func (c *compose) apply(sn studio.Snapshot) {
 	}
 	if sn.CanGenerate {
 		c.generate.Enable()
-		hint := "⌘↩"
+		hint := generateKey
 		if sn.Plan != nil {
-			hint = planSummary(*sn.Plan) + " · ⌘↩"
+			hint = planSummary(*sn.Plan) + " · " + generateKey
 		}
 		c.genNote.SetText(hint)
 		c.genNote.Importance = widget.LowImportance

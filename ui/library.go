@@ -83,11 +83,11 @@ func newLibrary(w *Window) *library {
 		act("Re-run", theme.ViewRefreshIcon(), func(t studio.Take) { w.s.Rerun(t.ID, false) }),
 		act("New Seed", diceIcon, func(t studio.Take) { w.s.Rerun(t.ID, true) }),
 		act("Chain →", chainIcon, func(t studio.Take) { w.s.Chain(t.ID) }),
-		act("Use as Reference", theme.ContentAddIcon(), func(t studio.Take) { w.s.UseAsReference(t.ID) }),
-		act("Use Settings", theme.DocumentIcon(), func(t studio.Take) { w.s.UseSettings(t.ID) }),
-		act(revealLabel, theme.FolderOpenIcon(), func(t studio.Take) { w.reveal(t.Dir) }),
-		act("Export MP4…", theme.DownloadIcon(), func(t studio.Take) { w.exportMP4() }),
-		act("Move to Trash", theme.DeleteIcon(), func(t studio.Take) { w.confirmDelete(t) }),
+		act("Reference", theme.ContentAddIcon(), func(t studio.Take) { w.s.UseAsReference(t.ID) }),
+		act("Settings", theme.DocumentIcon(), func(t studio.Take) { w.s.UseSettings(t.ID) }),
+		act("Show", theme.FolderOpenIcon(), func(t studio.Take) { w.reveal(t.Dir) }),
+		act("Export", theme.DownloadIcon(), func(t studio.Take) { w.exportMP4() }),
+		act("Trash", theme.DeleteIcon(), func(t studio.Take) { w.confirmDelete(t) }),
 	)
 	l.detail = container.NewVBox(widget.NewSeparator(), container.NewBorder(nil, nil, nil, l.star, l.dTitle), l.dPrompt, l.dMeta, l.actions)
 	l.detail.Hide()

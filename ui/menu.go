@@ -1,14 +1,26 @@
 package ui
 
 import (
+	"runtime"
+
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/driver/desktop"
 
 	"h3studio/ui/studio"
 )
 
-// revealLabel is "Reveal in Finder" on macOS.
-var revealLabel = "Show in Folder"
+// revealLabel is "Reveal in Finder" on macOS; generateKey names ⌘↩ (the
+// bundled font has no ↩).
+var (
+	revealLabel = "Show in Folder"
+	generateKey = "Ctrl+Return"
+)
+
+func init() {
+	if runtime.GOOS == "darwin" {
+		revealLabel, generateKey = "Reveal in Finder", "⌘Return"
+	}
+}
 
 func shortcut(k fyne.KeyName, mod fyne.KeyModifier) *desktop.CustomShortcut {
 	return &desktop.CustomShortcut{KeyName: k, Modifier: mod}

@@ -38,6 +38,7 @@ type phaseRow struct {
 	bar   *widgets.Bar
 	count *widget.Label
 	time  *widget.Label
+	box   fyne.CanvasObject
 }
 
 func newProgress(w *Window) *progress {
@@ -46,7 +47,7 @@ func newProgress(w *Window) *progress {
 	p.title.Truncation = fyne.TextTruncateEllipsis
 	p.sub = subtle("")
 	p.cancel = widget.NewButtonWithIcon("Cancel", theme.CancelIcon(), func() { w.s.Cancel(p.cur) })
-	p.grid = container.NewGridWithColumns(4)
+	p.grid = container.NewVBox()
 	p.foot = widget.NewLabel("")
 	p.foot.TextStyle.Monospace = false
 	p.queue = subtle("")
@@ -54,7 +55,7 @@ func newProgress(w *Window) *progress {
 	p.clearQ.Importance = widget.LowImportance
 	p.last = subtle("")
 	p.box = container.NewVBox(
-		container.NewBorder(nil, nil, nil, p.cancel, container.NewVBox(p.title, p.sub)),
+		container.NewBorder(nil, nil, nil, container.NewCenter(p.cancel), container.NewVBox(p.title, p.sub)),
 		p.grid,
 		p.foot,
 		container.NewBorder(nil, nil, nil, p.clearQ, p.queue),
@@ -73,6 +74,10 @@ func (p *progress) row(ph studio.PhaseView) *phaseRow {
 		r.count.SizeName = theme.SizeNameCaptionText
 		r.time.SizeName = theme.SizeNameCaptionText
 		r.name.SizeName = theme.SizeNameCaptionText
+		right := container.NewGridWrap(fyne.NewSize(64, r.count.MinSize().Height), r.count)
+		right2 := container.NewGridWrap(fyne.NewSize(52, r.time.MinSize().Height), r.time)
+		left := container.NewGridWrap(fyne.NewSize(150, r.name.MinSize().Height), r.name)
+		r.box = container.NewBorder(nil, nil, left, container.NewHBox(right, right2), r.bar)
 		p.rows[ph.Phase] = r
 	}
 	return r
@@ -139,7 +144,7 @@ func (p *progress) apply(sn studio.Snapshot) {
 		} else {
 			row.time.SetText("")
 		}
-		objs = append(objs, row.name, row.bar, row.count, row.time)
+		objs = append(objs, row.box)
 	}
 	p.grid.Objects = objs
 	p.grid.Refresh()

@@ -94,9 +94,9 @@ func New(w fyne.Window, s *studio.Studio, o Options) *Window {
 
 	center := container.NewBorder(nil, win.progress.content, nil, nil, win.viewer.content)
 	right := container.NewHSplit(center, win.library.content)
-	right.Offset = 0.74
+	right.Offset = 0.70
 	main := container.NewHSplit(win.compose.content, right)
-	main.Offset = 0.30
+	main.Offset = 0.29
 	body := container.NewBorder(win.notices.content, win.status.content, nil, nil, main)
 	bg := canvas.NewRectangle(theme.Color(theme.ColorNameBackground))
 	w.SetContent(container.NewStack(bg, body))
