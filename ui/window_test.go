@@ -48,16 +48,16 @@ func (q *queue) drain() int {
 }
 
 type harness struct {
-	t     *testing.T
-	s     *studio.Studio
-	w     *Window
-	work  *queue // studio tasks (nil when the studio runs goroutines)
-	ui    *queue // functions crossing into the UI
-	eng   *fakeengine.Engine
-	lib   string
-	dir   string
-	quit  bool
-	wake  chan struct{}
+	t    *testing.T
+	s    *studio.Studio
+	w    *Window
+	work *queue // studio tasks (nil when the studio runs goroutines)
+	ui   *queue // functions crossing into the UI
+	eng  *fakeengine.Engine
+	lib  string
+	dir  string
+	quit bool
+	wake chan struct{}
 }
 
 func newHarness(t *testing.T, o fakeengine.Options, async bool) *harness {
@@ -295,7 +295,9 @@ func TestGenerateThroughTheWindow(t *testing.T) {
 		t.Fatalf("generate %v, note %q", h.w.compose.generate.Disabled(), h.w.compose.genNote.Text)
 	}
 	test.Tap(h.w.compose.generate)
-	sn := h.settle(func(sn studio.Snapshot) bool { return len(sn.Takes) == 1 && sn.Viewer.Clip != nil && sn.Viewer.TakeID != "" })
+	sn := h.settle(func(sn studio.Snapshot) bool {
+		return len(sn.Takes) == 1 && sn.Viewer.Clip != nil && sn.Viewer.TakeID != ""
+	})
 	if h.w.Player().Len() != 22 {
 		t.Errorf("player shows %d frames", h.w.Player().Len())
 	}
