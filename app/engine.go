@@ -37,13 +37,16 @@ func writeDemoModel(dir string) error {
 	return errors.New("the demo checkpoint writer (h3studio testmodel) is not in this build yet")
 }
 
-// newVideoSink returns the MP4 writer for a take (AVFoundation on macOS,
-// ffmpeg on Linux). nil: takes are saved without video.mp4.
-var newVideoSink func(path string) (media.Sink, error)
+// newVideoSink returns the MP4 writer for a take: the media layer's
+// platform writer (AVFoundation on macOS, Debian's ffmpeg on Linux). Where
+// there is none, the take is saved without video.mp4.
+func newVideoSink(path string) (media.Sink, error) {
+	return media.NewMP4Sink(path, media.MP4Options{})
+}
 
-// mediaOpener decodes reference videos and sound. nil: pictures and WAV
-// only.
-var mediaOpener media.Opener
+// mediaOpener decodes dropped files by content (pictures, WAV, and through
+// the platform videos and compressed sound).
+var mediaOpener media.Opener = media.Open
 
 // realEngine is studio.Engine over the engine.
 type realEngine struct{ cacheDir string }

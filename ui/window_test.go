@@ -71,7 +71,7 @@ func newHarness(t *testing.T, o fakeengine.Options, async bool) *harness {
 		t.Fatal(err)
 	}
 	h.eng = fakeengine.New(o)
-	opts := studio.Options{Engine: h.eng, Library: lib, Device: "test device", AppVersion: "test", Sample: studio.SampleClip}
+	opts := studio.Options{Engine: h.eng, Library: lib, Device: "test device", AppVersion: "test", Sample: studio.SampleClip, Opener: media.Open}
 	if !async {
 		h.work = &queue{}
 		opts.Go = h.work.Go
@@ -142,15 +142,17 @@ func pngBytes(c color.RGBA) []byte {
 	return b.Bytes()
 }
 
-func wavBytes(secs float64) []byte {
+func (h *harness) wav(name string, secs float64) string {
 	n := int(secs * 32000)
 	a := media.Audio{Rate: 32000, Channels: 2, Samples: make([]float32, 2*n)}
 	for i := range a.Samples {
 		a.Samples[i] = 0.3
 	}
-	var b bytes.Buffer
-	studio.WriteWAV(&b, a)
-	return b.Bytes()
+	p := filepath.Join(h.dir, name)
+	if err := media.WriteWAVFile(p, a, media.PCM16); err != nil {
+		h.t.Fatal(err)
+	}
+	return p
 }
 
 func TestFirstStartShowsSample(t *testing.T) {
@@ -193,7 +195,7 @@ func TestDropRealFiles(t *testing.T) {
 	h := newHarness(t, fakeengine.Options{}, false)
 	first := h.file("first.png", pngBytes(color.RGBA{220, 90, 30, 255}))
 	pic := h.file("face.png", pngBytes(color.RGBA{30, 90, 220, 255}))
-	voice := h.file("voice.wav", wavBytes(3))
+	voice := h.wav("voice.wav", 3)
 	folder := filepath.Join(h.dir, "shots")
 	os.Mkdir(folder, 0o755)
 	notes := h.file("notes.txt", []byte("not media"))
@@ -224,7 +226,7 @@ func TestDropRealFiles(t *testing.T) {
 	if rows := h.w.compose.refRows; len(rows) != 2 || rows[sn.Draft.References[0].ID].badge.Text != "Picture 1" {
 		t.Errorf("reference rows %+v", rows)
 	}
-	if !labelsContain(h.w.compose.frameMsgs, "can't be combined") || !labelsContain(h.w.compose.refMsgs, "Remove the references or the frames") {
+	if !labelsContain(h.w.compose.frameMsgs, "can't be combined") || !labelsContain(h.w.compose.refMsgs, "cannot be combined with a first or last frame") {
 		t.Error("the mixing rule is not shown inline")
 	}
 	if !h.w.compose.generate.Disabled() {
@@ -256,7 +258,7 @@ func TestDropRealFiles(t *testing.T) {
 	}
 	h.s.AddReferences(many)
 	h.settle(func(sn studio.Snapshot) bool { return len(sn.Draft.References) == 14 })
-	if !labelsContain(h.w.compose.refMsgs, "Too many pictures") || !labelsContain(h.w.compose.refMsgs, "Too many references: 14") {
+	if !labelsContain(h.w.compose.refMsgs, "At most 9 picture references") || !labelsContain(h.w.compose.refMsgs, "At most 12 reference files in all, got 14") {
 		t.Error("too many references not reported")
 	}
 }

@@ -15,6 +15,8 @@ package compute
 //   - Index tensors are I32 or I64.
 //   - Shape or dtype mismatches panic: they are bugs, not conditions.
 type Kernels interface {
+	Padder // kernels_pad.go
+
 	// Copy converts src to dst's dtype element by element (same element
 	// count; shapes may differ, as after a reshape).
 	Copy(dst, src *Tensor)
@@ -145,9 +147,9 @@ type PadMode uint8
 
 // Border rules.
 const (
-	PadZeros PadMode = iota
-	PadReflect   // mirror without repeating the edge (torch "reflect")
-	PadReplicate // repeat the edge value
+	PadZeros     PadMode = iota
+	PadReflect           // mirror without repeating the edge (torch "reflect")
+	PadReplicate         // repeat the edge value
 )
 
 // ConvParams configures Conv and ConvTranspose. Slices hold one value per

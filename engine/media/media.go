@@ -99,21 +99,34 @@ type Info struct {
 	HasAudio      bool          // audio file, or video with a sound track
 	SampleRate    int           // native audio rate, 0 if no audio
 	Channels      int           // native audio channels
+	Format        string        // container (FormatPNG, FormatMP4, …)
+	Codec         string        // video codec, or audio codec for audio files ("" if unknown)
 }
 
-// Source decodes one reference input.
+// Source decodes one reference input. Open returns one for any supported
+// file; Close releases it.
 type Source interface {
 	Info() Info
-	// Image returns the (first) picture, orientation applied (images and
-	// videos).
+	// Image returns the (first) picture, orientation applied, as opaque
+	// RGBA (images and videos).
 	Image(ctx context.Context) (*image.RGBA, error)
-	// Frames decodes up to max frames resampled to fps (max ≤ 0: all).
-	Frames(ctx context.Context, fps float64, max int) ([]*image.RGBA, error)
+	// Frames decodes the video's frames in order at their native rate,
+	// orientation applied, calling each for every frame until it returns
+	// an error or max frames were delivered (max ≤ 0: all). each must not
+	// retain frame. Resample to 24 fps with Slots; see ReadVideo.
+	Frames(ctx context.Context, max int, each func(i int, frame *image.RGBA) error) error
 	// Audio decodes the sound (audio files, video sound tracks) at its
-	// native rate and channel count.
+	// native rate and channel count, or fails with ErrNoAudio.
 	Audio(ctx context.Context) (Audio, error)
 	Close() error
 }
 
 // Opener opens a reference file by path.
 type Opener func(path string) (Source, error)
+
+func seconds(s float64) time.Duration {
+	if !(s > 0) || s > 1e9 {
+		return 0
+	}
+	return time.Duration(s * float64(time.Second))
+}

@@ -76,8 +76,8 @@ type Task string
 
 // Tasks and the partition each needs.
 const (
-	T2VA   Task = "t2va"
-	FL2VAT Task = "fl2va"
+	T2VA    Task = "t2va"
+	FL2VAT  Task = "fl2va"
 	Ref2VAT Task = "ref2va"
 )
 

@@ -1,7 +1,6 @@
 package studio
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/binary"
 	"errors"
@@ -10,7 +9,6 @@ import (
 	"image/jpeg"
 	"io"
 	"math"
-	"os"
 	"sync"
 
 	"golang.org/x/image/draw"
@@ -256,154 +254,6 @@ func Peaks(a media.Audio, n int) []float32 {
 	return p
 }
 
-// WAV files: audio.wav in a take (16-bit PCM), and reference sound files
-// (PCM 8/16/24/32-bit or 32/64-bit float, any rate and channel count).
-
-// WriteWAV writes 16-bit PCM WAV (samples clipped to [-1, 1]).
-func WriteWAV(w io.Writer, a media.Audio) error {
-	ww := &wavWriter{w: bufio.NewWriter(w), rate: a.Rate, channels: a.Channels}
-	if err := ww.header(uint32(len(a.Samples) * 2)); err != nil {
-		return err
-	}
-	if err := ww.write(a.Samples); err != nil {
-		return err
-	}
-	return ww.w.Flush()
-}
-
-type wavWriter struct {
-	w              *bufio.Writer
-	rate, channels int
-	buf            []byte
-}
-
-func (ww *wavWriter) header(dataBytes uint32) error {
-	h := make([]byte, 44)
-	copy(h[0:], "RIFF")
-	binary.LittleEndian.PutUint32(h[4:], 36+dataBytes)
-	copy(h[8:], "WAVEfmt ")
-	binary.LittleEndian.PutUint32(h[16:], 16)
-	binary.LittleEndian.PutUint16(h[20:], 1) // PCM
-	binary.LittleEndian.PutUint16(h[22:], uint16(ww.channels))
-	binary.LittleEndian.PutUint32(h[24:], uint32(ww.rate))
-	binary.LittleEndian.PutUint32(h[28:], uint32(ww.rate*ww.channels*2))
-	binary.LittleEndian.PutUint16(h[32:], uint16(ww.channels*2))
-	binary.LittleEndian.PutUint16(h[34:], 16)
-	copy(h[36:], "data")
-	binary.LittleEndian.PutUint32(h[40:], dataBytes)
-	_, err := ww.w.Write(h)
-	return err
-}
-
-func (ww *wavWriter) write(s []float32) error {
-	ww.buf = ww.buf[:0]
-	for _, v := range s {
-		v = max(-1, min(1, v))
-		ww.buf = binary.LittleEndian.AppendUint16(ww.buf, uint16(int16(math.Round(float64(v)*32767))))
-	}
-	_, err := ww.w.Write(ww.buf)
-	return err
-}
-
-// ReadWAV decodes a RIFF/WAVE file into float samples.
-func ReadWAV(r io.Reader) (media.Audio, error) {
-	b, err := io.ReadAll(io.LimitReader(r, 1<<30))
-	if err != nil {
-		return media.Audio{}, err
-	}
-	return parseWAV(b)
-}
-
-// ReadWAVFile decodes a WAV file.
-func ReadWAVFile(path string) (media.Audio, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return media.Audio{}, err
-	}
-	defer f.Close()
-	a, err := ReadWAV(f)
-	if err != nil {
-		return a, fmt.Errorf("%s: %w", path, err)
-	}
-	return a, nil
-}
-
-func parseWAV(b []byte) (media.Audio, error) {
-	if len(b) < 12 || string(b[0:4]) != "RIFF" || string(b[8:12]) != "WAVE" {
-		return media.Audio{}, errors.New("not a WAV file (no RIFF/WAVE header)")
-	}
-	var (
-		format, channels, bits uint16
-		rate                   uint32
-		haveFmt                bool
-		data                   []byte
-	)
-	for i := 12; i+8 <= len(b); {
-		id := string(b[i : i+4])
-		n := int(binary.LittleEndian.Uint32(b[i+4:]))
-		body := b[i+8 : min(len(b), i+8+n)]
-		switch id {
-		case "fmt ":
-			if len(body) < 16 {
-				return media.Audio{}, errors.New("WAV format chunk is too short")
-			}
-			format = binary.LittleEndian.Uint16(body[0:])
-			channels = binary.LittleEndian.Uint16(body[2:])
-			rate = binary.LittleEndian.Uint32(body[4:])
-			bits = binary.LittleEndian.Uint16(body[14:])
-			if format == 0xFFFE && len(body) >= 26 { // WAVE_FORMAT_EXTENSIBLE
-				format = binary.LittleEndian.Uint16(body[24:])
-			}
-			haveFmt = true
-		case "data":
-			data = body
-		}
-		i += 8 + n + n%2
-	}
-	if !haveFmt {
-		return media.Audio{}, errors.New("WAV file has no format chunk")
-	}
-	if channels == 0 || rate == 0 {
-		return media.Audio{}, fmt.Errorf("WAV file declares %d channels at %d Hz", channels, rate)
-	}
-	if data == nil {
-		return media.Audio{}, errors.New("WAV file has no data chunk")
-	}
-	bytesPer := int(bits) / 8
-	if bytesPer == 0 {
-		return media.Audio{}, fmt.Errorf("WAV sample size %d bits is not supported", bits)
-	}
-	n := len(data) / bytesPer
-	n -= n % int(channels)
-	a := media.Audio{Rate: int(rate), Channels: int(channels), Samples: make([]float32, n)}
-	switch {
-	case format == 1 && bits == 8:
-		for i := range a.Samples {
-			a.Samples[i] = (float32(data[i]) - 128) / 128
-		}
-	case format == 1 && bits == 16:
-		for i := range a.Samples {
-			a.Samples[i] = float32(int16(binary.LittleEndian.Uint16(data[2*i:]))) / 32768
-		}
-	case format == 1 && bits == 24:
-		for i := range a.Samples {
-			v := int32(data[3*i]) | int32(data[3*i+1])<<8 | int32(int8(data[3*i+2]))<<16
-			a.Samples[i] = float32(v) / (1 << 23)
-		}
-	case format == 1 && bits == 32:
-		for i := range a.Samples {
-			a.Samples[i] = float32(int32(binary.LittleEndian.Uint32(data[4*i:]))) / (1 << 31)
-		}
-	case format == 3 && bits == 32:
-		for i := range a.Samples {
-			a.Samples[i] = math.Float32frombits(binary.LittleEndian.Uint32(data[4*i:]))
-		}
-	case format == 3 && bits == 64:
-		for i := range a.Samples {
-			a.Samples[i] = float32(math.Float64frombits(binary.LittleEndian.Uint64(data[8*i:])))
-		}
-	default:
-		return media.Audio{}, fmt.Errorf("WAV encoding %d with %d-bit samples is not supported", format, bits)
-	}
-	return a, nil
-}
+// ReadWAVFile decodes a WAV file (any PCM or float layout) with the media
+// layer's reader.
+func ReadWAVFile(path string) (media.Audio, error) { return media.ReadWAVFile(path) }

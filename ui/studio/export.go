@@ -44,21 +44,26 @@ func (s *Studio) ExportFrames(id, dir string) {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return "", err
 		}
-		var frames []image.Image
-		note := ""
+		// The MP4 decoded at full size when the build reads MP4.
 		if s.opts.Opener != nil && t.Has(VideoFile) {
-			src, err := s.opts.Opener(filepath.Join(t.Dir, VideoFile))
-			if err == nil {
-				rgba, err := src.Frames(context.Background(), float64(t.Meta.FPS), 0)
+			if src, err := s.opts.Opener(filepath.Join(t.Dir, VideoFile)); err == nil {
+				n := 0
+				err = src.Frames(context.Background(), 0, func(i int, f *image.RGBA) error {
+					n++
+					return writePNGAtomic(filepath.Join(dir, fmt.Sprintf("frame-%05d.png", i+1)), f)
+				})
 				src.Close()
-				if err == nil {
-					for _, f := range rgba {
-						frames = append(frames, f)
-					}
+				if err == nil && n > 0 {
+					return fmt.Sprintf("Exported %d frames to %s.", n, filepath.Base(dir)), nil
+				}
+				if errors.Is(err, ErrDiskFull) {
+					return "", err
 				}
 			}
 		}
-		if frames == nil {
+		var frames []image.Image
+		note := ""
+		{
 			c, err := s.library().LoadClip(t)
 			if err != nil {
 				return "", err

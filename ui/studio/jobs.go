@@ -379,7 +379,14 @@ func (s *Studio) runJob(ctx context.Context, j *job) {
 	}
 	var video media.Sink
 	if s.opts.VideoSink != nil {
-		if video, err = s.opts.VideoSink(stage + string(os.PathSeparator) + VideoFile); err != nil {
+		video, err = s.opts.VideoSink(stage + string(os.PathSeparator) + VideoFile)
+		switch {
+		case errors.Is(err, media.ErrNoPlatform):
+			// No MP4 writer on this machine (Linux without ffmpeg): the take
+			// is saved without video.mp4, everything else as usual.
+			video = nil
+			s.Notify(Warn, "This machine has no MP4 writer, so the take is saved without video.mp4 (its frames play in the viewer and export as PNG).")
+		case err != nil:
 			os.RemoveAll(stage)
 			fail(JobFailed, "the MP4 writer could not start: "+err.Error())
 			return

@@ -398,6 +398,14 @@ func writeFileAtomic(path string, write func(io.Writer) error) error {
 // ErrDiskFull marks a write that failed for lack of space.
 var ErrDiskFull = errors.New("the disk is full")
 
+// diskError marks a media-layer write error that ran out of space.
+func diskError(name string, err error) error {
+	if err != nil && (errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)) {
+		return fmt.Errorf("studio: %s: %w (%v)", name, ErrDiskFull, err)
+	}
+	return err
+}
+
 func describeWriteError(path string, err error) error {
 	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
 		return fmt.Errorf("studio: %s: %w (%v)", filepath.Base(path), ErrDiskFull, err)

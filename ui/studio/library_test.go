@@ -4,14 +4,11 @@ import (
 	"bytes"
 	"image"
 	"image/jpeg"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"h3studio/engine/media"
 	"h3studio/ui/studio"
 )
 
@@ -126,36 +123,6 @@ func TestMJPEGAndWAV(t *testing.T) {
 		t.Error("truncated stream accepted")
 	}
 
-	a := media.Audio{Rate: 32000, Channels: 2}
-	for i := 0; i < 3200; i++ {
-		v := float32(math.Sin(float64(i) / 10))
-		a.Samples = append(a.Samples, v, -v/2)
-	}
-	var b bytes.Buffer
-	if err := studio.WriteWAV(&b, a); err != nil {
-		t.Fatal(err)
-	}
-	got, err := studio.ReadWAV(&b)
-	if err != nil || got.Rate != 32000 || got.Channels != 2 || len(got.Samples) != len(a.Samples) {
-		t.Fatalf("ReadWAV: %v %+v", err, got.Duration())
-	}
-	for i := range a.Samples {
-		if d := math.Abs(float64(a.Samples[i] - got.Samples[i])); d > 2.0/32767 {
-			t.Fatalf("sample %d: %v vs %v", i, a.Samples[i], got.Samples[i])
-		}
-	}
-	if got.Duration() != 100*time.Millisecond {
-		t.Errorf("duration %v", got.Duration())
-	}
-	p := studio.Peaks(got, 10)
-	if len(p) != 10 || p[0] < 0.9 {
-		t.Errorf("peaks %v", p)
-	}
-	for _, bad := range [][]byte{nil, []byte("RIFF\x00\x00\x00\x00WAVE"), []byte("not a wav at all")} {
-		if _, err := studio.ReadWAV(bytes.NewReader(bad)); err == nil {
-			t.Errorf("ReadWAV accepted %q", bad)
-		}
-	}
 }
 
 func FuzzSplitMJPEG(f *testing.F) {
@@ -170,14 +137,5 @@ func FuzzSplitMJPEG(f *testing.F) {
 		if n > len(b) {
 			t.Fatalf("frames longer than the stream")
 		}
-	})
-}
-
-func FuzzReadWAV(f *testing.F) {
-	var b bytes.Buffer
-	studio.WriteWAV(&b, media.Audio{Rate: 8000, Channels: 1, Samples: []float32{0, 0.5, -0.5}})
-	f.Add(b.Bytes())
-	f.Fuzz(func(t *testing.T, data []byte) {
-		studio.ReadWAV(bytes.NewReader(data))
 	})
 }

@@ -134,10 +134,10 @@ func Probe(ctx context.Context, path string, kind media.Kind, opener media.Opene
 func probeWithOpener(ctx context.Context, m *Media, opener media.Opener) bool {
 	src, err := opener(m.Path)
 	if err != nil {
-		if errors.Is(err, errors.ErrUnsupported) {
-			return false
+		if errors.Is(err, errors.ErrUnsupported) || errors.Is(err, media.ErrNoPlatform) {
+			return false // the portable fallbacks below say what they can
 		}
-		m.State, m.Note = MediaBroken, err.Error()
+		m.State, m.Note = MediaBroken, mediaProblem(err)
 		return false
 	}
 	defer src.Close()
@@ -146,7 +146,7 @@ func probeWithOpener(ctx context.Context, m *Media, opener media.Opener) bool {
 	if info.Kind == media.KindImage || info.Kind == media.KindVideo {
 		img, err := src.Image(ctx)
 		if err != nil {
-			m.State, m.Note = MediaBroken, err.Error()
+			m.State, m.Note = MediaBroken, mediaProblem(err)
 			return false
 		}
 		m.Thumb = Scale(img, thumbEdge, thumbEdge)
@@ -158,6 +158,19 @@ func probeWithOpener(ctx context.Context, m *Media, opener media.Opener) bool {
 	}
 	m.State = MediaReady
 	return true
+}
+
+// mediaProblem is a media-layer error in the user's words (the file is
+// already named next to it).
+func mediaProblem(err error) string {
+	var me *media.Error
+	if errors.As(err, &me) {
+		if me.Err != nil && !errors.Is(me.Err, media.ErrUnsupported) && !errors.Is(me.Err, media.ErrTooLarge) {
+			return me.Problem + " (" + me.Err.Error() + ")"
+		}
+		return me.Problem
+	}
+	return err.Error()
 }
 
 func probeImage(m *Media) {
@@ -196,7 +209,7 @@ func probeImage(m *Media) {
 func probeWAV(m *Media) {
 	a, err := ReadWAVFile(m.Path)
 	if err != nil {
-		m.State, m.Note = MediaBroken, strings.TrimPrefix(err.Error(), m.Path+": ")
+		m.State, m.Note = MediaBroken, mediaProblem(err)
 		return
 	}
 	if a.Frames() == 0 {

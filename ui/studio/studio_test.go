@@ -132,12 +132,10 @@ func (e *env) wav(name string, secs float64) string {
 	for i := range a.Samples {
 		a.Samples[i] = 0.5
 	}
-	var b bytes.Buffer
-	if err := studio.WriteWAV(&b, a); err != nil {
+	p := filepath.Join(e.in, name)
+	if err := media.WriteWAVFile(p, a, media.PCM16); err != nil {
 		e.t.Fatal(err)
 	}
-	p := filepath.Join(e.in, name)
-	os.WriteFile(p, b.Bytes(), 0o644)
 	return p
 }
 

@@ -168,7 +168,7 @@ func (s *takeSink) Close() error {
 		errs = append(errs, describeWriteError(ViewerFile, err))
 	}
 	if len(s.audio.Samples) > 0 {
-		errs = append(errs, writeFileAtomic(filepath.Join(s.dir, AudioFile), func(w io.Writer) error { return WriteWAV(w, s.audio) }))
+		errs = append(errs, diskError(AudioFile, media.WriteWAVFile(filepath.Join(s.dir, AudioFile), s.audio, media.PCM16)))
 	}
 	errs = append(errs, writePNGAtomic(filepath.Join(s.dir, ThumbFile), s.thumb))
 	errs = append(errs, writePNGAtomic(filepath.Join(s.dir, LastFile), s.last))

@@ -74,7 +74,7 @@ type buffer struct {
 }
 
 func (u *buffer) Backend() compute.Backend { return u.b }
-func (u *buffer) Size() int64             { return int64(len(u.data)) }
+func (u *buffer) Size() int64              { return int64(len(u.data)) }
 
 // Alloc returns zeroed storage (Go memory is always zeroed).
 func (b *Backend) Alloc(dt compute.DType, shape ...int) (*compute.Tensor, error) {

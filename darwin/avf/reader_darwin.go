@@ -1,0 +1,248 @@
+//go:build darwin
+
+package avf
+
+import (
+	"context"
+	"fmt"
+	"image"
+	"math"
+	"time"
+	"unsafe"
+
+	"github.com/progrium/darwinkit/macos/avfoundation"
+	"github.com/progrium/darwinkit/macos/foundation"
+	"github.com/progrium/darwinkit/objc"
+
+	"h3studio/engine/media"
+)
+
+// source decodes a video or audio file with AVAssetReader.
+type source struct {
+	path        string
+	info        media.Info
+	orientation int // EXIF-style orientation undoing the track's transform
+}
+
+// OpenMedia opens a video or audio file (MP4/MOV/M4V with H.264/HEVC/ProRes,
+// WAV, AIFF, M4A/AAC, MP3, …: whatever AVFoundation reads).
+func OpenMedia(path, format string) (media.Source, error) {
+	s := &source{path: path, orientation: 1}
+	var err error
+	objc.WithAutoreleasePool(func() { err = s.probe(format) })
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *source) asset() avfoundation.URLAsset {
+	return avfoundation.URLAsset_URLAssetWithURLOptions(foundation.URL_FileURLWithPath(s.path), nil)
+}
+
+func tracks(a avfoundation.URLAsset) (video, audio avfoundation.AssetTrack) {
+	for _, t := range a.Tracks() {
+		switch t.MediaType() {
+		case avfoundation.MediaTypeVideo:
+			if video.IsNil() {
+				video = t
+			}
+		case avfoundation.MediaTypeAudio:
+			if audio.IsNil() {
+				audio = t
+			}
+		}
+	}
+	return video, audio
+}
+
+func (s *source) probe(format string) error {
+	a := s.asset()
+	if !a.IsReadable() {
+		return &media.Error{Path: s.path, Problem: fmt.Sprintf("cannot read this %s file (damaged, truncated or an unsupported codec)", format)}
+	}
+	v, au := tracks(a)
+	info := media.Info{Format: format, Duration: time.Duration(seconds(a.Duration()) * float64(time.Second))}
+	if !v.IsNil() {
+		info.Kind = media.KindVideo
+		sz := v.NaturalSize()
+		w, h := int(math.Round(sz.Width)), int(math.Round(sz.Height))
+		tr := v.PreferredTransform()
+		// Quarter turns of the display matrix, as EXIF orientations.
+		switch q := int(math.Round(math.Atan2(tr.M12, tr.M11)/(math.Pi/2))) & 3; q {
+		case 1:
+			s.orientation = 6 // 90° clockwise
+		case 2:
+			s.orientation = 3
+		case 3:
+			s.orientation = 8
+		}
+		info.Width, info.Height = media.OrientedSize(w, h, s.orientation)
+		info.FPS = float64(v.NominalFrameRate())
+		info.Frames = int(math.Round(info.Duration.Seconds() * info.FPS))
+		if !v.IsDecodable() {
+			return &media.Error{Path: s.path, Problem: "the video codec is not supported on this Mac", Err: media.ErrUnsupported}
+		}
+	}
+	if !au.IsNil() {
+		info.HasAudio = true
+		if fds := au.FormatDescriptions(); len(fds) > 0 {
+			info.SampleRate, info.Channels, _ = audioFormat(unsafe.Pointer(fds[0].Ptr()))
+		}
+		if info.Kind == 0 {
+			info.Kind = media.KindAudio
+		}
+	}
+	switch {
+	case info.Kind == 0:
+		return &media.Error{Path: s.path, Problem: "has no video or sound track"}
+	case info.Kind == media.KindVideo && int64(info.Width)*int64(info.Height) > media.MaxImagePixels:
+		return &media.Error{Path: s.path, Problem: fmt.Sprintf("video frames are %d×%d, too large", info.Width, info.Height), Err: media.ErrTooLarge}
+	case info.Duration.Seconds() > media.MaxAudioSeconds:
+		return &media.Error{Path: s.path, Problem: fmt.Sprintf("is %.0f s long; the limit is %d s", info.Duration.Seconds(), media.MaxAudioSeconds), Err: media.ErrTooLarge}
+	}
+	s.info = info
+	return nil
+}
+
+func (s *source) Info() media.Info { return s.info }
+
+func (s *source) Image(ctx context.Context) (*image.RGBA, error) {
+	var first *image.RGBA
+	if err := s.Frames(ctx, 1, func(_ int, f *image.RGBA) error { first = f; return nil }); err != nil {
+		return nil, err
+	}
+	return first, nil
+}
+
+// reader starts an AVAssetReader on one track with the shim's settings.
+func (s *source) reader(video bool) (avfoundation.AssetReader, avfoundation.AssetReaderTrackOutput, error) {
+	a := s.asset()
+	v, au := tracks(a)
+	t, set := v, settings(C_videoReaderSettings())
+	if !video {
+		t, set = au, settings(C_audioReaderSettings())
+	}
+	var e foundation.Error
+	r := avfoundation.NewAssetReaderWithAssetError(a, unsafe.Pointer(&e))
+	if err := nsError(e); err != nil || r.IsNil() {
+		return r, avfoundation.AssetReaderTrackOutput{}, &media.Error{Path: s.path, Problem: "cannot read", Err: err}
+	}
+	out := objc.Call[avfoundation.AssetReaderTrackOutput](avfoundation.AssetReaderTrackOutputClass.Alloc(),
+		objc.Sel("initWithTrack:outputSettings:"), t, set)
+	if !r.CanAddOutput(out) {
+		return r, out, &media.Error{Path: s.path, Problem: "cannot decode this track", Err: media.ErrUnsupported}
+	}
+	r.AddOutput(out)
+	if !r.StartReading() {
+		return r, out, &media.Error{Path: s.path, Problem: "cannot decode", Err: nsError(r.Error())}
+	}
+	return r, out, nil
+}
+
+func (s *source) Frames(ctx context.Context, max int, each func(int, *image.RGBA) error) error {
+	if s.info.Kind != media.KindVideo {
+		return &media.Error{Path: s.path, Problem: "has no video track"}
+	}
+	var err error
+	n := 0
+	objc.WithAutoreleasePool(func() {
+		r, out, e := s.reader(true)
+		if e != nil {
+			err = e
+			return
+		}
+		defer r.CancelReading()
+		for max <= 0 || n < max {
+			if ctx.Err() != nil {
+				err = ctx.Err()
+				return
+			}
+			var frame *image.RGBA
+			objc.WithAutoreleasePool(func() {
+				sb := out.CopyNextSampleBuffer()
+				if sb == 0 {
+					return
+				}
+				defer release(sb)
+				w, h, ok := imageSize(sb)
+				if !ok || w <= 0 || h <= 0 {
+					return
+				}
+				img := image.NewRGBA(image.Rect(0, 0, w, h))
+				if copyRGBA(sb, img.Pix, w, h) {
+					frame = media.Orient(img, s.orientation)
+				}
+			})
+			if frame == nil {
+				break
+			}
+			if err = each(n, frame); err != nil {
+				return
+			}
+			n++
+		}
+		if r.Status() == avfoundation.AssetReaderStatusFailed {
+			err = &media.Error{Path: s.path, Problem: "cannot decode the video", Err: nsError(r.Error())}
+		}
+	})
+	if err == nil && n == 0 {
+		err = &media.Error{Path: s.path, Problem: "the video has no decodable frames"}
+	}
+	return err
+}
+
+func (s *source) Audio(ctx context.Context) (media.Audio, error) {
+	if !s.info.HasAudio {
+		return media.Audio{}, &media.Error{Path: s.path, Problem: "has no sound track", Err: media.ErrNoAudio}
+	}
+	var (
+		a   media.Audio
+		err error
+	)
+	objc.WithAutoreleasePool(func() {
+		r, out, e := s.reader(false)
+		if e != nil {
+			err = e
+			return
+		}
+		defer r.CancelReading()
+		limit := media.MaxAudioSeconds * 768000 * 2
+		for ctx.Err() == nil {
+			done := false
+			objc.WithAutoreleasePool(func() {
+				sb := out.CopyNextSampleBuffer()
+				if sb == 0 {
+					done = true
+					return
+				}
+				defer release(sb)
+				if a.Rate == 0 {
+					a.Rate, a.Channels, _ = audioFormat(C_sampleFormat(sb))
+				}
+				var ok bool
+				if a.Samples, ok = copyPCM(sb, a.Samples, 1<<20); !ok || len(a.Samples) > limit {
+					done, err = true, &media.Error{Path: s.path, Problem: "cannot decode the sound"}
+				}
+			})
+			if done {
+				break
+			}
+		}
+		if ctx.Err() != nil {
+			err = ctx.Err()
+		} else if err == nil && r.Status() == avfoundation.AssetReaderStatusFailed {
+			err = &media.Error{Path: s.path, Problem: "cannot decode the sound", Err: nsError(r.Error())}
+		}
+	})
+	if err != nil {
+		return media.Audio{}, err
+	}
+	if a.Channels <= 0 || a.Rate <= 0 || len(a.Samples) < a.Channels {
+		return media.Audio{}, &media.Error{Path: s.path, Problem: "has no audio samples (zero length)"}
+	}
+	a.Samples = a.Samples[:len(a.Samples)/a.Channels*a.Channels]
+	return a, nil
+}
+
+func (s *source) Close() error { return nil }

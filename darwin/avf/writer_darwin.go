@@ -1,0 +1,337 @@
+//go:build darwin
+
+package avf
+
+import (
+	"fmt"
+	"image"
+	"os"
+	"path/filepath"
+	"unsafe"
+
+	"github.com/progrium/darwinkit/macos/avfoundation"
+	"github.com/progrium/darwinkit/macos/coremedia"
+	"github.com/progrium/darwinkit/macos/foundation"
+	"github.com/progrium/darwinkit/objc"
+
+	"h3studio/engine/media"
+)
+
+// mp4Sink writes MP4 with AVAssetWriter in two passes, like the Linux
+// ffmpeg sink: frames stream into an H.264 video-only temporary file as
+// they arrive (the engine delivers all frames before the sound, and
+// AVAssetWriter would stall a non-interleaved second input); Close copies
+// that video (passthrough, no re-encode) and the sound (AAC, cut or padded
+// to the video's length) into a second temporary file, interleaved, and
+// renames it over the destination.
+type mp4Sink struct {
+	path, videoTmp, tmp string
+	opts                media.MP4Options
+	f                   media.Format
+	begun, done         bool
+	frames              int
+	audio               []float32
+	w                   avfoundation.AssetWriter
+	in                  avfoundation.AssetWriterInput
+	ad                  avfoundation.AssetWriterInputPixelBufferAdaptor
+	pix                 []uint8
+}
+
+// NewMP4Sink implements media.NewMP4Sink with AVFoundation.
+func NewMP4Sink(path string, o media.MP4Options) (media.Sink, error) {
+	if o.Quality < 0 || o.Quality > 1 {
+		return nil, &media.Error{Path: path, Problem: fmt.Sprintf("MP4 quality %g is outside 0…1", o.Quality)}
+	}
+	dir := filepath.Dir(path)
+	s := &mp4Sink{path: path, opts: o}
+	for _, p := range []*string{&s.videoTmp, &s.tmp} {
+		// AVAssetWriter refuses to overwrite: reserve a unique name, then free it.
+		f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.part.mp4")
+		if err != nil {
+			s.removeTemps()
+			return nil, &media.Error{Path: path, Problem: "cannot write to the destination folder", Err: err}
+		}
+		f.Close()
+		os.Remove(f.Name())
+		*p = f.Name()
+	}
+	return s, nil
+}
+
+func (s *mp4Sink) removeTemps() {
+	for _, p := range []string{s.videoTmp, s.tmp} {
+		if p != "" {
+			os.Remove(p)
+		}
+	}
+}
+
+func (s *mp4Sink) fail(err error, what string) error {
+	s.Abort()
+	return &media.Error{Path: s.path, Problem: what, Err: err}
+}
+
+func newWriter(path string) (avfoundation.AssetWriter, error) {
+	var e foundation.Error
+	w := avfoundation.NewAssetWriterWithURLFileTypeError(foundation.URL_FileURLWithPath(path), avfoundation.FileTypeMPEG4, unsafe.Pointer(&e))
+	if err := nsError(e); err != nil || w.IsNil() {
+		return w, fmt.Errorf("cannot create AVAssetWriter: %v", err)
+	}
+	w.SetShouldOptimizeForNetworkUse(true) // moov first (“fast start”)
+	return w, nil
+}
+
+func (s *mp4Sink) Begin(f media.Format) error {
+	if s.begun {
+		return fmt.Errorf("media: MP4 %s: Begin called twice", s.path)
+	}
+	s.begun = true
+	if err := media.ValidateMP4Format(f); err != nil {
+		s.removeTemps()
+		return &media.Error{Path: s.path, Problem: "cannot write MP4", Err: err}
+	}
+	s.f = f
+	var err error
+	objc.WithAutoreleasePool(func() {
+		s.w, err = newWriter(s.videoTmp)
+		if err != nil {
+			return
+		}
+		vs := settings(C_videoSettings(f.Width, f.Height, s.opts.VideoBitRate(f.Width, f.Height)))
+		s.in = objc.Call[avfoundation.AssetWriterInput](avfoundation.AssetWriterInputClass.Alloc(),
+			objc.Sel("initWithMediaType:outputSettings:"), avfoundation.MediaTypeVideo, vs)
+		s.in.SetExpectsMediaDataInRealTime(false)
+		s.ad = objc.Call[avfoundation.AssetWriterInputPixelBufferAdaptor](avfoundation.AssetWriterInputPixelBufferAdaptorClass.Alloc(),
+			objc.Sel("initWithAssetWriterInput:sourcePixelBufferAttributes:"), s.in, settings(C_pixelAttributes(f.Width, f.Height)))
+		if !s.w.CanAddInput(s.in) {
+			err = fmt.Errorf("AVAssetWriter cannot take an H.264 %d×%d input", f.Width, f.Height)
+			return
+		}
+		s.w.AddInput(s.in)
+		objc.Retain(&s.w)
+		objc.Retain(&s.in)
+		objc.Retain(&s.ad)
+		if !s.w.StartWriting() {
+			err = fmt.Errorf("AVAssetWriter did not start: %v", nsError(s.w.Error()))
+			return
+		}
+		s.w.StartSessionAtSourceTime(cmTime(0, media.FPS))
+	})
+	if err != nil {
+		return s.fail(err, "cannot start MP4 export")
+	}
+	return nil
+}
+
+func (s *mp4Sink) WriteFrame(img *image.RGBA) error {
+	if !s.begun || s.done {
+		return fmt.Errorf("media: MP4 %s: WriteFrame outside Begin…Close", s.path)
+	}
+	if b := img.Bounds(); b.Dx() != s.f.Width || b.Dy() != s.f.Height {
+		return fmt.Errorf("media: MP4 %s: frame %d is %d×%d, the output is %d×%d", s.path, s.frames, b.Dx(), b.Dy(), s.f.Width, s.f.Height)
+	}
+	var err error
+	objc.WithAutoreleasePool(func() {
+		if err = waitReady(s.in, s.w); err != nil {
+			return
+		}
+		pb := pixelBuffer(s.ad.PixelBufferPool(), img.Pix[img.PixOffset(img.Rect.Min.X, img.Rect.Min.Y):], s.f.Width, s.f.Height, img.Stride)
+		if pb == 0 {
+			err = fmt.Errorf("no pixel buffer from the adaptor's pool")
+			return
+		}
+		defer release(pb)
+		// Frame n is presented at n/24 s exactly.
+		if !s.ad.AppendPixelBufferWithPresentationTime(pb, cmTime(int64(s.frames), media.FPS)) {
+			err = fmt.Errorf("AVAssetWriter refused frame %d: %v", s.frames, nsError(s.w.Error()))
+		}
+	})
+	if err != nil {
+		return s.fail(err, "video encoding failed")
+	}
+	s.frames++
+	return nil
+}
+
+func (s *mp4Sink) WriteAudio(a media.Audio) error {
+	if !s.begun || s.done {
+		return fmt.Errorf("media: MP4 %s: WriteAudio outside Begin…Close", s.path)
+	}
+	if a.Rate != s.f.SampleRate || a.Channels != s.f.Channels {
+		return fmt.Errorf("media: MP4 %s: audio is %d Hz × %d, the output is %d Hz × %d", s.path, a.Rate, a.Channels, s.f.SampleRate, s.f.Channels)
+	}
+	s.audio = append(s.audio, a.Samples...)
+	return nil
+}
+
+// finish marks inputs finished and waits for the writer.
+func finish(w avfoundation.AssetWriter, end coremedia.Time, ins ...avfoundation.AssetWriterInput) error {
+	for _, in := range ins {
+		in.MarkAsFinished()
+	}
+	w.EndSessionAtSourceTime(end)
+	done := make(chan struct{})
+	w.FinishWritingWithCompletionHandler(func() { close(done) })
+	<-done
+	if w.Status() != avfoundation.AssetWriterStatusCompleted {
+		return fmt.Errorf("AVAssetWriter did not complete: %v", nsError(w.Error()))
+	}
+	return nil
+}
+
+func (s *mp4Sink) Close() error {
+	if s.done {
+		return nil
+	}
+	if !s.begun {
+		s.done = true
+		s.removeTemps()
+		return &media.Error{Path: s.path, Problem: "closed before Begin"}
+	}
+	if s.frames == 0 {
+		return s.fail(nil, "no frames were written")
+	}
+	end := cmTime(int64(s.frames), media.FPS)
+	var err error
+	objc.WithAutoreleasePool(func() { err = finish(s.w, end, s.in) })
+	if err != nil {
+		return s.fail(err, "video encoding failed")
+	}
+	// The sound lasts exactly as long as the video.
+	n := media.AudioSamplesFor(s.frames, s.f.SampleRate) * s.f.Channels
+	pcm := make([]float32, n)
+	copy(pcm, s.audio)
+	objc.WithAutoreleasePool(func() { err = mux(s.videoTmp, s.tmp, pcm, s.f, s.opts, end) })
+	if err != nil {
+		return s.fail(err, "muxing video and sound failed")
+	}
+	s.done = true
+	os.Remove(s.videoTmp)
+	if err := os.Rename(s.tmp, s.path); err != nil {
+		os.Remove(s.tmp)
+		return &media.Error{Path: s.path, Problem: "cannot move the finished file into place", Err: err}
+	}
+	return nil
+}
+
+// mux copies the H.264 samples of videoPath and encodes pcm as AAC into
+// out, appending both interleaved by time.
+func mux(videoPath, out string, pcm []float32, f media.Format, o media.MP4Options, end coremedia.Time) error {
+	asset := avfoundation.URLAsset_URLAssetWithURLOptions(foundation.URL_FileURLWithPath(videoPath), nil)
+	var track avfoundation.AssetTrack
+	for _, t := range asset.Tracks() {
+		if t.MediaType() == avfoundation.MediaTypeVideo {
+			track = t
+			break
+		}
+	}
+	if track.IsNil() {
+		return fmt.Errorf("the encoded video has no video track")
+	}
+	var e foundation.Error
+	r := avfoundation.NewAssetReaderWithAssetError(asset, unsafe.Pointer(&e))
+	if err := nsError(e); err != nil || r.IsNil() {
+		return fmt.Errorf("cannot read back the encoded video: %v", err)
+	}
+	ro := objc.Call[avfoundation.AssetReaderTrackOutput](avfoundation.AssetReaderTrackOutputClass.Alloc(),
+		objc.Sel("initWithTrack:outputSettings:"), track, objc.Object{}) // nil settings: compressed passthrough
+	r.AddOutput(ro)
+	if !r.StartReading() {
+		return fmt.Errorf("cannot read back the encoded video: %v", nsError(r.Error()))
+	}
+	first := ro.CopyNextSampleBuffer()
+	if first == 0 {
+		return fmt.Errorf("the encoded video has no samples")
+	}
+	hint := coremedia.FormatDescriptionRef(uintptr(C_sampleFormat(first)))
+	w, err := newWriter(out)
+	if err != nil {
+		release(first)
+		return err
+	}
+	vin := objc.Call[avfoundation.AssetWriterInput](avfoundation.AssetWriterInputClass.Alloc(),
+		objc.Sel("initWithMediaType:outputSettings:sourceFormatHint:"), avfoundation.MediaTypeVideo, objc.Object{}, hint)
+	ain := objc.Call[avfoundation.AssetWriterInput](avfoundation.AssetWriterInputClass.Alloc(),
+		objc.Sel("initWithMediaType:outputSettings:"), avfoundation.MediaTypeAudio, settings(C_audioSettings(f.SampleRate, f.Channels, o.AudioBitRateOrDefault())))
+	vin.SetExpectsMediaDataInRealTime(false)
+	ain.SetExpectsMediaDataInRealTime(false)
+	if !w.CanAddInput(vin) || !w.CanAddInput(ain) {
+		release(first)
+		return fmt.Errorf("AVAssetWriter cannot take the video and AAC inputs")
+	}
+	w.AddInput(vin)
+	w.AddInput(ain)
+	if !w.StartWriting() {
+		release(first)
+		return fmt.Errorf("AVAssetWriter did not start: %v", nsError(w.Error()))
+	}
+	w.StartSessionAtSourceTime(cmTime(0, media.FPS))
+	const chunk = 4096 // sample frames per audio buffer
+	next, vDone := first, false
+	var aFrame int64
+	total := int64(len(pcm) / f.Channels)
+	for !vDone || aFrame < total {
+		// Audio up to the video's position (or all of it once video is done).
+		for aFrame < total && (vDone || float64(aFrame)/float64(f.SampleRate) <= videoTime(next)+0.5) {
+			if err := waitReady(ain, w); err != nil {
+				release(next)
+				return err
+			}
+			n := min(int64(chunk), total-aFrame)
+			sb := audioSample(pcm[aFrame*int64(f.Channels):(aFrame+n)*int64(f.Channels)], f.Channels, f.SampleRate, aFrame)
+			if sb == 0 {
+				release(next)
+				return fmt.Errorf("cannot build an audio sample buffer")
+			}
+			ok := ain.AppendSampleBuffer(sb)
+			release(sb)
+			if !ok {
+				release(next)
+				return fmt.Errorf("AVAssetWriter refused audio: %v", nsError(w.Error()))
+			}
+			aFrame += n
+		}
+		if vDone {
+			continue
+		}
+		if err := waitReady(vin, w); err != nil {
+			release(next)
+			return err
+		}
+		ok := vin.AppendSampleBuffer(next)
+		release(next)
+		if !ok {
+			return fmt.Errorf("AVAssetWriter refused video: %v", nsError(w.Error()))
+		}
+		if next = ro.CopyNextSampleBuffer(); next == 0 {
+			vDone = true
+			if r.Status() == avfoundation.AssetReaderStatusFailed {
+				return fmt.Errorf("reading back the encoded video failed: %v", nsError(r.Error()))
+			}
+		}
+	}
+	return finish(w, end, vin, ain)
+}
+
+func videoTime(sb coremedia.SampleBufferRef) float64 {
+	if sb == 0 {
+		return 1e18
+	}
+	return float64(C_sampleTime(sb))
+}
+
+func (s *mp4Sink) Abort() error {
+	if s.done {
+		return nil
+	}
+	s.done = true
+	if s.begun && !s.w.IsNil() {
+		objc.WithAutoreleasePool(func() {
+			if s.w.Status() == avfoundation.AssetWriterStatusWriting {
+				s.w.CancelWriting()
+			}
+		})
+	}
+	s.removeTemps()
+	return nil
+}

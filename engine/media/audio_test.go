@@ -1,0 +1,156 @@
+package media
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// torchaudio parity. testdata/gen_audio.py (Debian torch 1.13, torchaudio
+// 0.13.1) wrote each reference normalisation (truncate at the native rate,
+// mono→stereo, one transforms.Resample(rate, 32000) with its defaults). The
+// metric is the maximum absolute difference over all samples (full scale 1)
+// and the relative L2 error.
+
+type audioManifest struct {
+	Resample []struct {
+		In       string `json:"in"`
+		Rate     int    `json:"rate"`
+		Channels int    `json:"channels"`
+		Frames   int    `json:"frames"`
+		Want     string `json:"want"`
+	} `json:"resample"`
+	WAV []struct {
+		File     string `json:"file"`
+		Rate     int    `json:"rate"`
+		Channels int    `json:"channels"`
+		Want     string `json:"want"`
+	} `json:"wav"`
+}
+
+func loadAudioManifest(t testing.TB) audioManifest {
+	b, err := os.ReadFile("testdata/audio/manifest.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m audioManifest
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func readF32(t testing.TB, name string) []float32 {
+	b, err := os.ReadFile(filepath.Join("testdata/audio", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]float32, len(b)/4)
+	for i := range out {
+		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return out
+}
+
+// Bounds of the torchaudio comparison (float32 accumulation order only).
+const (
+	resampleMaxAbs = 5e-7
+	resampleRelL2  = 3e-7
+)
+
+func TestResampleTorchaudio(t *testing.T) {
+	for _, c := range loadAudioManifest(t).Resample {
+		t.Run(c.Want, func(t *testing.T) {
+			in := Audio{Rate: c.Rate, Channels: c.Channels, Samples: readF32(t, c.In)}
+			got, err := PrepareAudio(in, c.Frames)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := readF32(t, c.Want)
+			if got.Rate != SampleRate || got.Channels != 2 || len(got.Samples) != len(want) {
+				t.Fatalf("got %d Hz %d ch %d samples, want 32000 Hz 2 ch %d samples", got.Rate, got.Channels, len(got.Samples), len(want))
+			}
+			maxAbs, num, den := 0.0, 0.0, 0.0
+			for i := range want {
+				d := float64(got.Samples[i]) - float64(want[i])
+				maxAbs = math.Max(maxAbs, math.Abs(d))
+				num += d * d
+				den += float64(want[i]) * float64(want[i])
+			}
+			rel := math.Sqrt(num / den)
+			t.Logf("%d Hz %d ch → 32 kHz stereo: max |Δ| %.3g, rel-L2 %.3g", c.Rate, c.Channels, maxAbs, rel)
+			if maxAbs > resampleMaxAbs || rel > resampleRelL2 {
+				t.Errorf("max |Δ| %.3g (bound %g), rel-L2 %.3g (bound %g)", maxAbs, resampleMaxAbs, rel, resampleRelL2)
+			}
+		})
+	}
+}
+
+func TestWAVDecode(t *testing.T) {
+	for _, c := range loadAudioManifest(t).WAV {
+		t.Run(c.File, func(t *testing.T) {
+			a, err := ReadWAVFile(filepath.Join("testdata/audio", c.File))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := readF32(t, c.Want)
+			if a.Rate != c.Rate || a.Channels != c.Channels || len(a.Samples) != len(want) {
+				t.Fatalf("got %d Hz %d ch %d samples, want %d Hz %d ch %d", a.Rate, a.Channels, len(a.Samples), c.Rate, c.Channels, len(want))
+			}
+			for i := range want {
+				if a.Samples[i] != want[i] {
+					t.Fatalf("sample %d = %v, want %v", i, a.Samples[i], want[i])
+				}
+			}
+		})
+	}
+}
+
+func TestWAVRoundTrip(t *testing.T) {
+	in := Audio{Rate: 32000, Channels: 2, Samples: []float32{0, 0.5, -0.5, 1, -1, 0.25, 1.5, -1.5, 0.123, -0.9}}
+	dir := t.TempDir()
+	for _, f := range []SampleFormat{PCM16, PCM24, Float32} {
+		p := filepath.Join(dir, "x.wav")
+		if err := WriteWAVFile(p, in, f); err != nil {
+			t.Fatal(err)
+		}
+		out, err := ReadWAVFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out.Rate != 32000 || out.Channels != 2 || len(out.Samples) != len(in.Samples) {
+			t.Fatalf("format %d: %+v", f, out)
+		}
+		tol := map[SampleFormat]float64{PCM16: 1.0 / (1 << 15), PCM24: 1.0 / (1 << 23), Float32: 0}[f]
+		for i, v := range in.Samples {
+			w := math.Max(-1, math.Min(1-tol, float64(v)))
+			if f == Float32 {
+				w = float64(v)
+			}
+			if math.Abs(float64(out.Samples[i])-w) > tol/2+1e-12 {
+				t.Errorf("format %d sample %d: %v, want %v", f, i, out.Samples[i], w)
+			}
+		}
+		if m, _ := filepath.Glob(filepath.Join(dir, ".*part")); len(m) != 0 {
+			t.Errorf("temporary files left: %v", m)
+		}
+	}
+}
+
+func TestStereoTruncate(t *testing.T) {
+	m := Audio{Rate: 8000, Channels: 1, Samples: []float32{1, 2, 3}}
+	s := m.Stereo()
+	if s.Channels != 2 || len(s.Samples) != 6 || s.Samples[2] != 2 || s.Samples[3] != 2 {
+		t.Errorf("mono→stereo = %+v", s)
+	}
+	q := Audio{Rate: 8000, Channels: 4, Samples: []float32{1, 2, 3, 4, 5, 6, 7, 8}}.Stereo()
+	if q.Channels != 2 || len(q.Samples) != 4 || q.Samples[2] != 5 || q.Samples[3] != 6 {
+		t.Errorf("4ch→stereo = %+v", q)
+	}
+	if n := s.Truncate(2).Frames(); n != 2 {
+		t.Errorf("Truncate(2) frames = %d", n)
+	}
+}

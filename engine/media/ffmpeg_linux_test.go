@@ -1,0 +1,277 @@
+//go:build linux
+
+package media
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"image"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+)
+
+// needTool skips loudly when a tool is missing outside CI and fails in CI,
+// where `make deps` installs Debian's ffmpeg.
+func needTool(t testing.TB, name string) {
+	t.Helper()
+	if _, err := exec.LookPath(name); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("%s is missing on CI (make deps installs Debian's ffmpeg)", name)
+		}
+		t.Skipf("SKIP: %s not installed (Debian package ffmpeg); MP4 checks need an independent reader", name)
+	}
+}
+
+type probed struct {
+	VCodec, ACodec        string
+	FrameRate             string
+	Frames, W, H          int
+	VDur, ADur            float64
+	SampleRate, Channels  int
+	ColorSpace, Primaries string
+}
+
+// ffprobeMP4 reads an MP4 with ffprobe (an independent reader), counting
+// decoded frames.
+func ffprobeMP4(t testing.TB, path string) probed {
+	t.Helper()
+	out, err := exec.Command("ffprobe", "-v", "error", "-count_frames", "-show_streams", "-of", "json", path).Output()
+	if err != nil {
+		t.Fatalf("ffprobe %s: %v", path, err)
+	}
+	var j struct {
+		Streams []map[string]any `json:"streams"`
+	}
+	if err := json.Unmarshal(out, &j); err != nil {
+		t.Fatal(err)
+	}
+	var p probed
+	str := func(m map[string]any, k string) string { s, _ := m[k].(string); return s }
+	num := func(m map[string]any, k string) float64 {
+		switch v := m[k].(type) {
+		case string:
+			f, _ := strconv.ParseFloat(v, 64)
+			return f
+		case float64:
+			return v
+		}
+		return 0
+	}
+	for _, s := range j.Streams {
+		switch s["codec_type"] {
+		case "video":
+			p.VCodec, p.FrameRate = str(s, "codec_name"), str(s, "r_frame_rate")
+			p.Frames, p.W, p.H = int(num(s, "nb_read_frames")), int(num(s, "width")), int(num(s, "height"))
+			p.VDur = num(s, "duration")
+			p.ColorSpace, p.Primaries = str(s, "color_space"), str(s, "color_primaries")
+		case "audio":
+			p.ACodec, p.ADur = str(s, "codec_name"), num(s, "duration")
+			p.SampleRate, p.Channels = int(num(s, "sample_rate")), int(num(s, "channels"))
+		}
+	}
+	return p
+}
+
+func testFrame(w, h, i int) *image.RGBA {
+	img := image.NewRGBA(image.Rect(0, 0, w, h))
+	for y := 0; y < h; y++ {
+		for x := 0; x < w; x++ {
+			o := img.PixOffset(x, y)
+			img.Pix[o], img.Pix[o+1], img.Pix[o+2], img.Pix[o+3] = uint8(x+i*7), uint8(y), uint8(128+i), 255
+		}
+	}
+	return img
+}
+
+// modelAudio is what the audio VAE produces for frames frames: 800·A
+// samples per channel, A = round(5F/3) (spec §11), a little longer than the
+// video for most F.
+func modelAudio(frames int) Audio {
+	n := 800 * int(math.Round(5*float64(frames)/3))
+	a := Audio{Rate: SampleRate, Channels: 2, Samples: make([]float32, 2*n)}
+	for i := 0; i < n; i++ {
+		v := float32(0.3 * math.Sin(2*math.Pi*440*float64(i)/SampleRate))
+		a.Samples[2*i], a.Samples[2*i+1] = v, -v
+	}
+	return a
+}
+
+func writeMP4(t *testing.T, path string, w, h, frames int, a Audio) {
+	t.Helper()
+	s, err := NewMP4Sink(path, MP4Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Begin(OutputFormat(w, h, frames)); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < frames; i++ {
+		if err := s.WriteFrame(testFrame(w, h, i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// audio in two pieces, as a streaming decoder would deliver it
+	half := a.Frames() / 2 * a.Channels
+	for _, part := range [][]float32{a.Samples[:half], a.Samples[half:]} {
+		if err := s.WriteAudio(Audio{Rate: a.Rate, Channels: a.Channels, Samples: part}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func noTemps(t *testing.T, dir string) {
+	t.Helper()
+	if m, _ := filepath.Glob(filepath.Join(dir, ".*part")); len(m) != 0 {
+		t.Errorf("temporary files left behind: %v", m)
+	}
+}
+
+func TestMP4SinkFFprobe(t *testing.T) {
+	needTool(t, "ffmpeg")
+	needTool(t, "ffprobe")
+	for _, c := range []struct{ w, h, frames int }{{256, 256, 39}, {96, 64, 22}, {64, 32, 5}} {
+		dir := t.TempDir()
+		p := filepath.Join(dir, "out.mp4")
+		writeMP4(t, p, c.w, c.h, c.frames, modelAudio(c.frames))
+		noTemps(t, dir)
+		g := ffprobeMP4(t, p)
+		want := float64(c.frames) / FPS
+		t.Logf("%d×%d %d frames: %+v", c.w, c.h, c.frames, g)
+		if g.VCodec != "h264" || g.FrameRate != "24/1" || g.Frames != c.frames || g.W != c.w || g.H != c.h {
+			t.Errorf("video stream %+v, want h264 24/1 %d frames %d×%d", g, c.frames, c.w, c.h)
+		}
+		if g.ACodec != "aac" || g.SampleRate != SampleRate || g.Channels != 2 {
+			t.Errorf("audio stream %+v, want aac 32000 Hz 2 ch", g)
+		}
+		if math.Abs(g.VDur-want) > 1e-3 {
+			t.Errorf("video lasts %.4f s, want %.4f", g.VDur, want)
+		}
+		// AAC works in 1024-sample frames; the muxer's edit list trims the
+		// priming, so the sound must end within one frame of the video.
+		if math.Abs(g.ADur-g.VDur) > 1024.0/SampleRate {
+			t.Errorf("audio lasts %.4f s, video %.4f s", g.ADur, g.VDur)
+		}
+		if g.ColorSpace != "bt709" || g.Primaries != "bt709" {
+			t.Errorf("colour tags %q/%q, want bt709", g.ColorSpace, g.Primaries)
+		}
+	}
+}
+
+func TestMP4SinkRoundTrip(t *testing.T) {
+	needTool(t, "ffmpeg")
+	needTool(t, "ffprobe")
+	dir := t.TempDir()
+	p := filepath.Join(dir, "clip.mp4")
+	// A flat colour survives H.264 closely when the BT.709 matrix is used both ways.
+	const w, h, n = 64, 48, 22
+	s, err := NewMP4Sink(p, MP4Options{Quality: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Begin(OutputFormat(w, h, n)); err != nil {
+		t.Fatal(err)
+	}
+	flat := image.NewRGBA(image.Rect(0, 0, w, h))
+	for i := 0; i < len(flat.Pix); i += 4 {
+		flat.Pix[i], flat.Pix[i+1], flat.Pix[i+2], flat.Pix[i+3] = 200, 60, 110, 255
+	}
+	for i := 0; i < n; i++ {
+		if err := s.WriteFrame(flat); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.WriteAudio(modelAudio(n)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	src, err := Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	info := src.Info()
+	if info.Kind != KindVideo || info.Width != w || info.Height != h || info.FPS != 24 || info.Frames != n || !info.HasAudio || info.SampleRate != SampleRate || info.Channels != 2 {
+		t.Errorf("Info = %+v", info)
+	}
+	got := 0
+	err = src.Frames(context.Background(), 0, func(i int, f *image.RGBA) error {
+		if i == n/2 {
+			c := f.Pix[f.PixOffset(w/2, h/2):]
+			for k, want := range []uint8{200, 60, 110} {
+				if d := int(c[k]) - int(want); d < -3 || d > 3 {
+					t.Errorf("decoded colour %v, want ≈ (200, 60, 110)", c[:3])
+					break
+				}
+			}
+		}
+		got++
+		return nil
+	})
+	if err != nil || got != n {
+		t.Errorf("decoded %d frames, %v; want %d", got, err, n)
+	}
+	a, err := src.Audio(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Rate != SampleRate || a.Channels != 2 || math.Abs(a.Duration().Seconds()-float64(n)/FPS) > 1024.0/SampleRate {
+		t.Errorf("audio %d Hz %d ch %v", a.Rate, a.Channels, a.Duration())
+	}
+}
+
+func TestMP4SinkAbortAndErrors(t *testing.T) {
+	needTool(t, "ffmpeg")
+	dir := t.TempDir()
+	p := filepath.Join(dir, "x.mp4")
+	s, err := NewMP4Sink(p, MP4Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Begin(OutputFormat(64, 32, 5)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.WriteFrame(testFrame(64, 32, 0)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.WriteFrame(testFrame(32, 32, 0)); err == nil {
+		t.Error("a frame of the wrong size was accepted")
+	}
+	if err := s.Abort(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(p); !os.IsNotExist(err) {
+		t.Errorf("Abort left %s", p)
+	}
+	noTemps(t, dir)
+
+	// Odd sizes cannot be H.264 4:2:0.
+	s, _ = NewMP4Sink(p, MP4Options{})
+	if err := s.Begin(OutputFormat(65, 32, 5)); err == nil {
+		t.Error("odd width accepted")
+	}
+	noTemps(t, dir)
+
+	// A destination that cannot be written names the file.
+	_, err = NewMP4Sink(filepath.Join(dir, "missing", "x.mp4"), MP4Options{})
+	var me *Error
+	if !errors.As(err, &me) || me.Path != filepath.Join(dir, "missing", "x.mp4") {
+		t.Errorf("missing folder: %v", err)
+	}
+	if os.Geteuid() != 0 { // root ignores permissions
+		ro := filepath.Join(dir, "ro")
+		os.Mkdir(ro, 0o555)
+		if _, err := NewMP4Sink(filepath.Join(ro, "x.mp4"), MP4Options{}); err == nil {
+			t.Error("read-only folder accepted")
+		}
+	}
+}

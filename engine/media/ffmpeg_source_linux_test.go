@@ -1,0 +1,110 @@
+//go:build linux
+
+package media
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"image"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func ffmpegMake(t *testing.T, out string, args ...string) {
+	t.Helper()
+	cmd := exec.Command("ffmpeg", append(append([]string{"-hide_banner", "-loglevel", "error", "-y"}, args...), out)...)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("ffmpeg: %v: %s", err, b)
+	}
+}
+
+// rotate90 writes a 90° display matrix into the first track header (the
+// video track) of an MP4, as a phone does for a portrait recording.
+// (Debian's ffmpeg 5.1 no longer writes one from -metadata rotate.)
+func rotate90(t *testing.T, path string) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := bytes.Index(b, []byte("tkhd"))
+	if i < 0 || b[i+4] != 0 {
+		t.Fatal("no version-0 tkhd box")
+	}
+	m := b[i+4+40:] // matrix: after version/flags, times, track ID, duration, layer, group, volume
+	for k, v := range []uint32{0, 0x00010000, 0, 0xffff0000, 0, 0, 0, 0, 0x40000000} {
+		binary.BigEndian.PutUint32(m[4*k:], v)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestFFmpegSources(t *testing.T) {
+	needTool(t, "ffmpeg")
+	needTool(t, "ffprobe")
+	dir := t.TempDir()
+	ctx := context.Background()
+
+	// A 30 fps phone-style clip stored landscape with a 90° display rotation, and a sound track.
+	vid := filepath.Join(dir, "phone.mp4")
+	ffmpegMake(t, vid, "-f", "lavfi", "-i", "testsrc2=size=160x96:rate=30", "-f", "lavfi", "-i", "sine=frequency=300:sample_rate=44100",
+		"-t", "1", "-map", "0:v", "-map", "1:a", "-c:v", "libx264", "-pix_fmt", "yuv420p", "-c:a", "aac")
+	rotate90(t, vid)
+	src, err := Open(vid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info := src.Info()
+	if info.Kind != KindVideo || info.Width != 96 || info.Height != 160 || info.FPS != 30 || info.Frames != 30 || !info.HasAudio || info.SampleRate != 44100 {
+		t.Errorf("Info = %+v", info)
+	}
+	frames, rv, err := CollectVideo(ctx, src, 5, RefVideoReference)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(frames) != 5 || rv.Width != 768 || rv.Height != 1280 || rv.VAEFrames != 5 {
+		t.Errorf("normalised %d frames, %+v", len(frames), rv)
+	}
+	a, err := src.Audio(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := PrepareAudio(a, 22)
+	if err != nil || p.Rate != SampleRate || p.Channels != 2 || p.Frames() != (SoundtrackSamples(22, 44100)*320+440)/441 {
+		t.Errorf("soundtrack %d Hz %d ch %d frames, %v", p.Rate, p.Channels, p.Frames(), err)
+	}
+
+	// An audio-only M4A: kind audio, native rate and channels.
+	m4a := filepath.Join(dir, "voice.m4a")
+	ffmpegMake(t, m4a, "-f", "lavfi", "-i", "sine=frequency=500:sample_rate=22050", "-t", "2.5", "-c:a", "aac")
+	src, err = Open(m4a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info := src.Info(); info.Kind != KindAudio || info.SampleRate != 22050 || info.Channels != 1 || info.Duration.Seconds() < 2.4 {
+		t.Errorf("m4a Info = %+v", info)
+	}
+	if a, err := src.Audio(ctx); err != nil || a.Rate != 22050 || a.Channels != 1 || a.Duration().Seconds() < 2.4 {
+		t.Errorf("m4a audio %d Hz %d ch %v, %v", a.Rate, a.Channels, a.Duration(), err)
+	}
+	if err := src.Frames(ctx, 0, func(int, *image.RGBA) error { return nil }); err == nil {
+		t.Error("frames from a sound file")
+	}
+
+	// A truncated MP4 (no moov) names the file and says what is wrong.
+	b, _ := os.ReadFile(vid)
+	cut := filepath.Join(dir, "cut.mp4")
+	os.WriteFile(cut, b[:len(b)/3], 0o644)
+	_, err = Open(cut)
+	if err == nil {
+		src, _ := Open(cut)
+		_, err = src.Image(ctx)
+	}
+	if err == nil || !strings.Contains(err.Error(), "cut.mp4") {
+		t.Errorf("truncated MP4: %v", err)
+	}
+}

@@ -1,0 +1,160 @@
+package media
+
+import "image"
+
+// ycbcrToRGBA converts a decoded JPEG's planes the way libjpeg-turbo does
+// by default (PIL's decoder): "fancy" triangle-filter chroma upsampling for
+// 4:2:0, 4:2:2 and 4:4:0, then the fixed-point YCbCr→RGB tables of
+// jdcolor.c (each term rounded separately). Go's own conversion takes the
+// nearest chroma sample, which differs by up to ~120 levels at sharp colour
+// edges. Other subsampling ratios fall back to Go's conversion.
+func ycbcrToRGBA(src *image.YCbCr) *image.RGBA {
+	b := src.Bounds()
+	w, h := b.Dx(), b.Dy()
+	var hs, vs int
+	switch src.SubsampleRatio {
+	case image.YCbCrSubsampleRatio444:
+		hs, vs = 1, 1
+	case image.YCbCrSubsampleRatio422:
+		hs, vs = 2, 1
+	case image.YCbCrSubsampleRatio420:
+		hs, vs = 2, 2
+	case image.YCbCrSubsampleRatio440:
+		hs, vs = 1, 2
+	default:
+		return nil
+	}
+	cw, ch := (w+hs-1)/hs, (h+vs-1)/vs
+	plane := func(p []uint8) []uint8 { // the component's valid samples, packed cw×ch
+		out := make([]uint8, cw*ch)
+		c0 := src.COffset(b.Min.X, b.Min.Y)
+		for y := 0; y < ch; y++ {
+			copy(out[y*cw:(y+1)*cw], p[c0+y*src.CStride:])
+		}
+		return out
+	}
+	cb := upsample(plane(src.Cb), cw, ch, hs, vs, w, h)
+	cr := upsample(plane(src.Cr), cw, ch, hs, vs, w, h)
+	out := image.NewRGBA(image.Rect(0, 0, w, h))
+	t := jpegTables()
+	for y := 0; y < h; y++ {
+		yrow := src.Y[src.YOffset(b.Min.X, b.Min.Y+y):]
+		o := out.Pix[y*out.Stride:]
+		for x := 0; x < w; x++ {
+			Y := int32(yrow[x])
+			u, v := cb[y*w+x], cr[y*w+x]
+			o[4*x] = clampU8(Y + t.crR[v])
+			o[4*x+1] = clampU8(Y + ((t.cbG[u] + t.crG[v]) >> 16))
+			o[4*x+2] = clampU8(Y + t.cbB[u])
+			o[4*x+3] = 255
+		}
+	}
+	return out
+}
+
+func clampU8(v int32) uint8 {
+	if v < 0 {
+		return 0
+	}
+	if v > 255 {
+		return 255
+	}
+	return uint8(v)
+}
+
+type ycc struct{ crR, cbB, crG, cbG [256]int32 }
+
+var yccTables *ycc
+
+func jpegTables() *ycc {
+	if yccTables != nil {
+		return yccTables
+	}
+	const half = 1 << 15
+	fix := func(x float64) int32 { return int32(x*65536 + 0.5) }
+	t := new(ycc)
+	for i := 0; i < 256; i++ {
+		x := int32(i - 128)
+		t.crR[i] = (fix(1.40200)*x + half) >> 16
+		t.cbB[i] = (fix(1.77200)*x + half) >> 16
+		t.crG[i] = -fix(0.71414) * x
+		t.cbG[i] = -fix(0.34414)*x + half
+	}
+	yccTables = t
+	return t
+}
+
+// upsample expands a cw×ch chroma plane by hs×vs to w×h with libjpeg's
+// fancy upsampling (edges replicate the nearest row/column).
+func upsample(p []uint8, cw, ch, hs, vs, w, h int) []uint8 {
+	// vertical: rows of int sums (×4 when vs = 2, ×1 otherwise)
+	rows := ch * vs
+	vsum := make([]int32, rows*cw)
+	for r := 0; r < ch; r++ {
+		cur := p[r*cw : (r+1)*cw]
+		if vs == 1 {
+			for c := 0; c < cw; c++ {
+				vsum[r*cw+c] = int32(cur[c])
+			}
+			continue
+		}
+		above, below := p[max(r-1, 0)*cw:], p[min(r+1, ch-1)*cw:]
+		for c := 0; c < cw; c++ {
+			vsum[(2*r)*cw+c] = 3*int32(cur[c]) + int32(above[c])
+			vsum[(2*r+1)*cw+c] = 3*int32(cur[c]) + int32(below[c])
+		}
+	}
+	out := make([]uint8, w*h)
+	for y := 0; y < h; y++ {
+		s := vsum[y*cw : (y+1)*cw]
+		o := out[y*w:]
+		switch {
+		case hs == 1 && vs == 1:
+			for x := 0; x < w; x++ {
+				o[x] = uint8(s[x])
+			}
+		case hs == 1: // h1v2
+			bias := int32(1)
+			if y%2 == 1 {
+				bias = 2
+			}
+			for x := 0; x < w; x++ {
+				o[x] = uint8((s[x] + bias) >> 2)
+			}
+		default:
+			line := make([]uint8, 2*cw)
+			if vs == 1 { // h2v1
+				if cw == 1 {
+					line[0], line[1] = uint8(s[0]), uint8(s[0])
+				} else {
+					line[0] = uint8(s[0])
+					line[1] = uint8((s[0]*3 + s[1] + 2) >> 2)
+					for c := 1; c < cw-1; c++ {
+						line[2*c] = uint8((s[c]*3 + s[c-1] + 1) >> 2)
+						line[2*c+1] = uint8((s[c]*3 + s[c+1] + 2) >> 2)
+					}
+					c := cw - 1
+					line[2*c] = uint8((s[c]*3 + s[c-1] + 1) >> 2)
+					line[2*c+1] = uint8(s[c])
+				}
+			} else { // h2v2
+				if cw == 1 {
+					line[0] = uint8((s[0]*4 + 8) >> 4)
+					line[1] = uint8((s[0]*4 + 7) >> 4)
+				} else {
+					line[0] = uint8((s[0]*4 + 8) >> 4)
+					line[1] = uint8((s[0]*3 + s[1] + 7) >> 4)
+					for c := 1; c < cw-1; c++ {
+						line[2*c] = uint8((s[c]*3 + s[c-1] + 8) >> 4)
+						line[2*c+1] = uint8((s[c]*3 + s[c+1] + 7) >> 4)
+					}
+					c := cw - 1
+					line[2*c] = uint8((s[c]*3 + s[c-1] + 8) >> 4)
+					line[2*c+1] = uint8((s[c]*4 + 7) >> 4)
+				}
+			}
+			copy(o[:w], line)
+		}
+	}
+	return out
+}

@@ -1,0 +1,325 @@
+package videovae
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+
+	"h3studio/engine/compute"
+	"h3studio/engine/nn"
+	"h3studio/engine/safetensors"
+)
+
+// Decoder is the ViT decoder with its post_quant_conv: one latent window
+// tile [24, Tw, h, w] in, ImageNet-normalized pixels [3, 4·Tw, 16h, 16w]
+// out. Mirrors diffusers MiniMaxH3VideoViTDecoder3d (spec §8.8).
+type Decoder struct {
+	cfg       *Config
+	postQuant nn.Linear // 1×1×1 Conv3d as a Linear [24, 24]
+	embed     nn.Linear // x_embedder / proj_in [D, 24]
+	registers *compute.Tensor
+	blocks    []vitBlock
+	normOutW  *compute.Tensor
+	normOutB  *compute.Tensor
+	projOut   nn.Linear // [C·pt·p·p, D]
+	ropeCache map[[3]int][2]*compute.Tensor
+}
+
+// vitBlock is MiniMaxH3VideoTransformerBlock.
+type vitBlock struct {
+	norm1, norm2   *compute.Tensor
+	qkv            nn.Linear // original: per-head interleaved [h: q k v] rows (weight and bias)
+	q, k, v        nn.Linear // diffusers: separate projections
+	fused          bool
+	out            nn.Linear
+	scale1, scale2 *compute.Tensor
+	w1             nn.Linear // original [gate; up]; diffusers [up; gate]
+	gateFirst      bool
+	w2             nn.Linear
+}
+
+func loadDecoder(w *safetensors.Binder, cfg *Config, o *Options) *Decoder {
+	D, L := cfg.Dim(), cfg.LatentChannels
+	r, rt := cfg.SpatialRatio(), cfg.TemporalRatio()
+	dt := o.WeightDType
+	d := &Decoder{cfg: cfg, ropeCache: map[[3]int][2]*compute.Tensor{}}
+	d.postQuant = conv1x1(w, "post_quant_conv", L, L)
+	d.embed = linear(w, names{cfg.Layout}.embed(), compute.Invalid, D, L)
+	if info, ok := w.Info("decoder.register_tokens"); ok && info.Shape.Equal(compute.Shape{1, info.Shape.Dim(-2), D}) {
+		if cfg.Layout == Original {
+			cfg.DecoderRegisters = info.Shape[1]
+		}
+	}
+	if t := w.Tensor("decoder.register_tokens", 1, cfg.DecoderRegisters, D); t != nil {
+		d.registers = t.Reshape(cfg.DecoderRegisters, D)
+	}
+	// The gated MLP's inner width comes from the first block's w1.
+	w1name := "ff.w1"
+	if cfg.Layout == Diffusers {
+		w1name = "ff.net.0.proj"
+	}
+	if info, ok := w.Info("decoder.transformer_blocks.0." + w1name + ".weight"); ok && len(info.Shape) == 2 && info.Shape[0]%2 == 0 {
+		if cfg.DecoderFFNHidden != 0 && cfg.DecoderFFNHidden != info.Shape[0]/2 {
+			w.Fail("decoder.transformer_blocks.0.%s.weight %v: config gives an MLP width of %d", w1name, info.Shape, cfg.DecoderFFNHidden)
+		}
+		cfg.DecoderFFNHidden = info.Shape[0] / 2
+	}
+	F := cfg.DecoderFFNHidden
+	if F <= 0 && cfg.DecoderLayers > 0 {
+		w.Fail("cannot infer the decoder MLP width: decoder.transformer_blocks.0.%s.weight is missing or not [2·F, %d]", w1name, D)
+		F = 1
+	}
+	for i := 0; i < cfg.DecoderLayers; i++ {
+		p := w.Sub(fmt.Sprintf("decoder.transformer_blocks.%d.", i))
+		var blk vitBlock
+		blk.norm1 = p.Tensor("norm1.weight", D)
+		blk.norm2 = p.Tensor("norm2.weight", D)
+		blk.scale1 = p.Tensor("scale1", D)
+		blk.scale2 = p.Tensor("scale2", D)
+		if cfg.Layout == Original {
+			blk.fused = true
+			blk.qkv = linear(p, "attn.to_qkv", dt, 3*D, D)
+			blk.out = linear(p, "attn.to_out", dt, D, D)
+			blk.w1 = linear(p, "ff.w1", dt, 2*F, D)
+			blk.gateFirst = true
+			blk.w2 = linear(p, "ff.w2", dt, D, F)
+		} else {
+			blk.q = linear(p, "attn.to_q", dt, D, D)
+			blk.k = linear(p, "attn.to_k", dt, D, D)
+			blk.v = linear(p, "attn.to_v", dt, D, D)
+			blk.out = linear(p, "attn.to_out.0", dt, D, D)
+			blk.w1 = linear(p, "ff.net.0.proj", dt, 2*F, D)
+			blk.w2 = linear(p, "ff.net.2", dt, D, F)
+		}
+		d.blocks = append(d.blocks, blk)
+	}
+	d.normOutW = w.Tensor("decoder.norm_out.weight", D)
+	d.normOutB = w.Tensor("decoder.norm_out.bias", D)
+	d.projOut = linear(w, "decoder.proj_out", compute.Invalid, cfg.OutChannels*rt*r*r, D)
+	return d
+}
+
+// ropeTables returns cos, sin [S, rot/2] for a tile of Tw×h×w tokens plus
+// the register and zero tokens (position 0). Op order (ERRATA §3.2):
+// inv_freq = 1/(θ^arange(0, 1, 6/rot)) in F32; coord = f32(f32(k+0.5)/size)·2 − 1;
+// angle = (f32(2π)·coord)·inv_freq; cos/sin in F32.
+func ropeTables(cfg *Config, tw, h, w int) (cos, sin []float32) {
+	rot := cfg.RotaryDim()
+	nf := rot / 6
+	invFreq := make([]float32, nf)
+	step := 6 / float64(rot)
+	theta := float32(cfg.RopeTheta)
+	for f := range invFreq {
+		e := float32(float64(f) * step)
+		invFreq[f] = 1 / float32(math.Pow(float64(theta), float64(e)))
+	}
+	coords := func(size int) []float32 {
+		c := make([]float32, size)
+		for k := range c {
+			c[k] = 2*(float32(float64(k)+0.5)/float32(size)) - 1
+		}
+		return c
+	}
+	ct, cy, cx := coords(tw), coords(h), coords(w)
+	twoPi := float32(2 * math.Pi)
+	S := tw*h*w + cfg.DecoderRegisters + 1
+	half := 3 * nf
+	cos = make([]float32, S*half)
+	sin = make([]float32, S*half)
+	for i := range cos {
+		cos[i] = 1 // suffix tokens: angle 0
+	}
+	n := 0
+	for t := 0; t < tw; t++ {
+		for y := 0; y < h; y++ {
+			for x := 0; x < w; x++ {
+				row := n * half
+				for a, c := range [3]float32{ct[t], cy[y], cx[x]} {
+					base := float32(twoPi * c)
+					for f := 0; f < nf; f++ {
+						ang := float32(base * invFreq[f])
+						cos[row+a*nf+f] = float32(math.Cos(float64(ang)))
+						sin[row+a*nf+f] = float32(math.Sin(float64(ang)))
+					}
+				}
+				n++
+			}
+		}
+	}
+	return cos, sin
+}
+
+func (d *Decoder) rope(b compute.Backend, tw, h, w int) (cos, sin *compute.Tensor) {
+	key := [3]int{tw, h, w}
+	if t, ok := d.ropeCache[key]; ok {
+		return t[0], t[1]
+	}
+	c, s := ropeTables(d.cfg, tw, h, w)
+	half := d.cfg.RotaryDim() / 2
+	S := len(c) / max(half, 1)
+	ct, err := compute.FromFloat32(b, compute.F32, compute.Shape{S, half}, c)
+	try(err)
+	st, err := compute.FromFloat32(b, compute.F32, compute.Shape{S, half}, s)
+	try(err)
+	for k, v := range d.ropeCache { // keep one geometry resident
+		b.Free(v[0], v[1])
+		delete(d.ropeCache, k)
+	}
+	d.ropeCache[key] = [2]*compute.Tensor{ct, st}
+	return ct, st
+}
+
+// tokens converts a latent tile [C, T, h, w] to token rows [T·h·w, C] in
+// (t, y, x) order.
+func tokens(z *Volume) []float32 {
+	n := z.T * z.H * z.W
+	out := make([]float32, n*z.C)
+	for c := 0; c < z.C; c++ {
+		src := z.Data[c*n : (c+1)*n]
+		for i, v := range src {
+			out[i*z.C+c] = v
+		}
+	}
+	return out
+}
+
+// Forward decodes one latent tile z [24, Tw, h, w] (de-normalized) into
+// pixels [3, pt·Tw, p·h, p·w] in ImageNet-normalized space:
+// decoder(post_quant_conv(z)). Allocation failures panic with
+// *compute.AllocError (see compute.Recover).
+func (d *Decoder) Forward(b compute.Backend, z *Volume) (out *Volume, err error) {
+	defer catch(&err)
+	cfg := d.cfg
+	if z.C != cfg.LatentChannels {
+		return nil, fmt.Errorf("videovae: decoder input has %d channels, want %d", z.C, cfg.LatentChannels)
+	}
+	a := nn.NewArena(b)
+	defer a.Release()
+	D, H, dh := cfg.Dim(), cfg.DecoderHeads, cfg.DecoderHeadDim
+	R := cfg.DecoderRegisters
+	n := z.T * z.H * z.W
+	S := n + R + 1
+	eps := cfg.DecoderNormEps
+
+	tok := a.New(compute.F32, n, cfg.LatentChannels)
+	try(b.Upload(tok, compute.EncodeFloat32(compute.F32, tokens(z))))
+	pq := a.New(compute.F32, n, cfg.LatentChannels)
+	d.postQuant.Forward(b, pq, tok)
+	x := a.New(compute.F32, S, D)
+	d.embed.Forward(b, x.Rows(0, n), pq)
+	if R > 0 {
+		b.Copy(x.Rows(n, n+R), d.registers)
+	}
+	b.Fill(x.Rows(n+R, S), 0)
+	cos, sin := d.rope(b, z.T, z.H, z.W)
+
+	nrm := a.New(compute.F32, S, D)
+	qkvRaw := a.New(compute.F32, S*3*D)
+	qkv := a.New(compute.F32, 3, H, S, dh)
+	qkr := a.New(compute.F32, 2, H, S, dh)
+	att := a.New(compute.F32, H, S, dh)
+	attT := a.New(compute.F32, S, H, dh)
+	proj := a.New(compute.F32, S, D)
+	F := cfg.DecoderFFNHidden
+	up := a.New(compute.F32, S, 2*F)
+	gated := a.New(compute.F32, S, F)
+	for i := range d.blocks {
+		blk := &d.blocks[i]
+		b.RMSNorm(nrm, x, blk.norm1, eps)
+		if blk.fused {
+			blk.qkv.Forward(b, qkvRaw.Reshape(S, 3*D), nrm)
+			// [S, H, 3, dh] -> [3, H, S, dh]
+			b.Transpose(qkv, qkvRaw.Reshape(S, H, 3, dh), 2, 1, 0, 3)
+		} else {
+			r3 := qkvRaw.Reshape(3, S, D)
+			blk.q.Forward(b, r3.Row(0), nrm)
+			blk.k.Forward(b, r3.Row(1), nrm)
+			blk.v.Forward(b, r3.Row(2), nrm)
+			// [3, S, H, dh] -> [3, H, S, dh]
+			b.Transpose(qkv, qkvRaw.Reshape(3, S, H, dh), 0, 2, 1, 3)
+		}
+		qk := qkv.Rows(0, 2)
+		b.RMSNorm(qkr, qk, nil, eps) // q/k norm per head, F32
+		b.RoPE(qk, qkr, cos, sin, cfg.RotaryDim())
+		b.Attention(att, qk.Row(0), qk.Row(1), qkv.Row(2), compute.AttentionParams{Scale: float32(1 / math.Sqrt(float64(dh)))})
+		b.Transpose(attT, att, 1, 0, 2)
+		blk.out.Forward(b, proj, attT.Reshape(S, D))
+		b.Mul(proj, proj, blk.scale1)
+		b.Add(x, x, proj)
+		b.RMSNorm(nrm, x, blk.norm2, eps)
+		blk.w1.Forward(b, up, nrm)
+		b.GLU(gated, up, compute.SiLU, blk.gateFirst)
+		blk.w2.Forward(b, proj, gated)
+		b.Mul(proj, proj, blk.scale2)
+		b.Add(x, x, proj)
+	}
+	// norm_out and proj_out over the patch tokens only (the reference
+	// computes them for every token and then drops the 5 suffix tokens).
+	xn := a.New(compute.F32, n, D)
+	b.LayerNorm(xn, x.Rows(0, n), d.normOutW, d.normOutB, eps)
+	P := d.projOut.Out()
+	rows := a.New(compute.F32, n, P)
+	d.projOut.Forward(b, rows, xn)
+	host, err := compute.ToFloat32(rows)
+	if err != nil {
+		return nil, fmt.Errorf("videovae: decoder: %w", err)
+	}
+	return unpatchify(host, cfg.OutChannels, cfg.TemporalRatio(), cfg.SpatialRatio(), z.T, z.H, z.W), nil
+}
+
+// unpatchify maps token rows [T·h·w, C·pt·p·p] (feature order c, dt, py, px)
+// to pixels [C, pt·T, p·h, p·w]: frame pt·t+dt, row p·y+py, column p·x+px.
+func unpatchify(rows []float32, C, pt, p, T, h, w int) *Volume {
+	o := NewVolume(C, pt*T, p*h, p*w)
+	P := C * pt * p * p
+	tok := 0
+	for t := 0; t < T; t++ {
+		for y := 0; y < h; y++ {
+			for x := 0; x < w; x++ {
+				r := rows[tok*P : (tok+1)*P]
+				tok++
+				i := 0
+				for c := 0; c < C; c++ {
+					for dt := 0; dt < pt; dt++ {
+						for py := 0; py < p; py++ {
+							dst := o.index(c, pt*t+dt, p*y+py, p*x)
+							copy(o.Data[dst:dst+p], r[i:i+p])
+							i += p
+						}
+					}
+				}
+			}
+		}
+	}
+	return o
+}
+
+// failure carries an error out of deep model code to the entry point's catch.
+type failure struct{ err error }
+
+// try panics with a failure when err is set (an upload or download fault).
+func try(err error) {
+	if err != nil {
+		panic(failure{err})
+	}
+}
+
+// catch converts a failure, an *compute.AllocError or a cancellation panic
+// into *err; other panics (bugs) propagate.
+func catch(err *error) {
+	r := recover()
+	if r == nil {
+		return
+	}
+	if f, ok := r.(failure); ok {
+		*err = f.err
+		return
+	}
+	var ae *compute.AllocError
+	if e, ok := r.(error); ok && (errors.As(e, &ae) || errors.Is(e, context.Canceled) || errors.Is(e, context.DeadlineExceeded)) {
+		*err = e
+		return
+	}
+	panic(r)
+}

@@ -1,0 +1,132 @@
+package videovae
+
+import (
+	"context"
+	"math"
+	"path/filepath"
+	"testing"
+
+	"h3studio/engine/compute"
+	"h3studio/engine/compute/cpu"
+	"h3studio/engine/safetensors"
+	"h3studio/engine/snapshot"
+)
+
+// Testdata (copied from shared/oracle-data, seed 0, see testdata/README):
+// the tiny decoder in both layouts and the oracle's decode fixtures
+// (diffusers AutoencoderKLMiniMaxH3, torch CPU float32).
+
+func openLayout(t testing.TB, b compute.Backend, layout string) *Model {
+	t.Helper()
+	var c *snapshot.Component
+	switch layout {
+	case "original":
+		c = &snapshot.Component{Kind: snapshot.VideoVAE, Layout: snapshot.Original,
+			Dir: "testdata/original/video_vae/source", ConfigDir: "testdata/original/video_vae"}
+	case "diffusers":
+		c = &snapshot.Component{Kind: snapshot.VideoVAE, Layout: snapshot.Diffusers, Dir: "testdata/diffusers/vae", ConfigDir: "testdata/diffusers/vae"}
+	}
+	m, err := Open(b, c, &Options{DecoderOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	return m
+}
+
+type fixtureFile struct {
+	f *safetensors.File
+}
+
+func openFixture(t testing.TB, name string) fixtureFile {
+	t.Helper()
+	f, err := safetensors.Open(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return fixtureFile{f}
+}
+
+func (x fixtureFile) volume(t testing.TB, name string) *Volume {
+	t.Helper()
+	info, ok := x.f.Info(name)
+	if !ok {
+		t.Fatalf("fixture has no %s", name)
+	}
+	data, err := x.f.Data(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := info.Shape
+	if len(s) == 5 {
+		s = s[1:]
+	}
+	v, err := WrapVolume(s[0], s[1], s[2], s[3], compute.DecodeFloat32(info.DType, data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func relL2(got, want []float32) float64 {
+	var num, den float64
+	for i := range want {
+		d := float64(got[i]) - float64(want[i])
+		num += d * d
+		den += float64(want[i]) * float64(want[i])
+	}
+	return math.Sqrt(num / den)
+}
+
+// checkVolume compares shapes and values (rel-L2 bound).
+func checkVolume(t *testing.T, name string, got, want *Volume, bound float64) float64 {
+	t.Helper()
+	if got.C != want.C || got.T != want.T || got.H != want.H || got.W != want.W {
+		t.Fatalf("%s: shape %v, want %v", name, got.Shape(), want.Shape())
+	}
+	e := relL2(got.Data, want.Data)
+	if !(e < bound) {
+		t.Errorf("%s: rel-L2 %.3g ≥ %.0e", name, e, bound)
+	}
+	return e
+}
+
+// TestDecodeParity: every decode tensor of the video_vae fixture, float32,
+// rel-L2 < 1e-5, from both checkpoint layouts. Measured (seed 0, CPU
+// backend, 1 or 2 threads, either layout): decode.video 3.0e-7,
+// decode.raw_clip 3.0e-7, decode_tiled.video 2.8e-7, decode_untiled.video
+// 2.9e-7.
+func TestDecodeParity(t *testing.T) {
+	fx := openFixture(t, "decode.safetensors")
+	for _, layout := range []string{"original", "diffusers"} {
+		for _, threads := range []int{1, 2} {
+			b := cpu.New(cpu.Options{Threads: threads})
+			m := openLayout(t, b, layout)
+			ctx := context.Background()
+			z := fx.volume(t, "decode.z")
+			v, err := m.Decode(ctx, z, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			e1 := checkVolume(t, layout+" decode.video", v, fx.volume(t, "decode.video"), 1e-5)
+			raw, err := m.DecodeRawClip(z.Frames(0, 7))
+			if err != nil {
+				t.Fatal(err)
+			}
+			e2 := checkVolume(t, layout+" decode.raw_clip", raw, fx.volume(t, "decode.raw_clip"), 1e-5)
+			zt := fx.volume(t, "decode_tiled.z")
+			tiled, err := m.Decode(ctx, zt, &DecodeOptions{TileSize: 16, TileOverlap: 8})
+			if err != nil {
+				t.Fatal(err)
+			}
+			e3 := checkVolume(t, layout+" decode_tiled.video", tiled, fx.volume(t, "decode_tiled.video"), 1e-5)
+			untiled, err := m.Decode(ctx, zt, &DecodeOptions{Tiling: TileOff})
+			if err != nil {
+				t.Fatal(err)
+			}
+			e4 := checkVolume(t, layout+" decode_untiled.video", untiled, fx.volume(t, "decode_untiled.video"), 1e-5)
+			t.Logf("%s layout, %d threads: rel-L2 decode.video %.2g raw_clip %.2g decode_tiled %.2g decode_untiled %.2g", layout, threads, e1, e2, e3, e4)
+		}
+	}
+}
