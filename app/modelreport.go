@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -31,9 +32,8 @@ func inspectModel(dir string) studio.ModelInfo {
 		return info
 	}
 	fmt.Fprintf(&b, "layout: %s\n", snap.Layout)
-	if _, err := os.Stat(filepath.Join(dir, ".complete")); err == nil {
-		info.Demo = true
-	}
+	demoName, isDemo := demoMarker(dir)
+	info.Demo = isDemo
 	ok := map[snapshot.Partition]map[snapshot.Kind]bool{snapshot.FL2VA: {}, snapshot.Ref2VA: {}}
 	for _, p := range []snapshot.Partition{snapshot.FL2VA, snapshot.Ref2VA} {
 		fmt.Fprintf(&b, "\n%s:\n", p)
@@ -97,7 +97,7 @@ func inspectModel(dir string) studio.ModelInfo {
 	}
 	switch {
 	case info.Demo:
-		info.Name = "MiniMax-H3 demo checkpoint (random weights)"
+		info.Name = demoName
 	case len(info.Tasks) == 3:
 		info.Name = "MiniMax-H3 FL2VA + Ref2VA"
 	case len(info.Tasks) == 2:
@@ -105,6 +105,31 @@ func inspectModel(dir string) studio.ModelInfo {
 	}
 	info.Report = b.String()
 	return info
+}
+
+// demoMarker reads the "_h3studio" block the demo checkpoint writer puts in
+// model_index.json ({"demo": true, "name": …}).
+func demoMarker(dir string) (string, bool) {
+	for _, p := range []string{filepath.Join(dir, "FL2VA", "model_index.json"), filepath.Join(dir, "model_index.json")} {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		var mi struct {
+			H3Studio *struct {
+				Demo bool   `json:"demo"`
+				Name string `json:"name"`
+			} `json:"_h3studio"`
+		}
+		if json.Unmarshal(b, &mi) == nil && mi.H3Studio != nil && mi.H3Studio.Demo {
+			name := mi.H3Studio.Name
+			if name == "" {
+				name = "MiniMax-H3 demo model (tiny random weights)"
+			}
+			return name, true
+		}
+	}
+	return "", false
 }
 
 func problemText(err error, dir string) string {
