@@ -33,6 +33,7 @@ func runGUI(args []string, stdout, stderr io.Writer) int {
 	fake := fs.Bool("fake-engine", false, "developer: run on the development fake engine (synthetic, clearly marked output)")
 	selftest := fs.Bool("selftest", false, "developer: drive a first start, print \"selftest: ready\" and quit when stdin closes (the Xvfb test screenshots in between)")
 	selfGen := fs.Bool("selftest-generate", false, "developer: with -selftest, generate a take first")
+	selfRun := fs.Bool("selftest-running", false, "developer: with -selftest-generate, be ready while the take is denoising (for screenshots of progress)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: h3studio [flags]  (opens the studio; `h3studio help` lists the commands)")
 		fs.PrintDefaults()
@@ -110,7 +111,7 @@ func runGUI(args []string, stdout, stderr io.Writer) int {
 	w.Resize(fyne.NewSize(1400, 860))
 	w.CenterOnScreen()
 	if *selftest {
-		go runSelftest(a, s, *selfGen, stdout, stderr)
+		go runSelftest(a, s, *selfGen, *selfRun, stdout, stderr)
 	}
 	w.ShowAndRun()
 	return selftestStatus

@@ -8,6 +8,7 @@ import (
 
 	"fyne.io/fyne/v2"
 
+	"h3studio/engine"
 	"h3studio/ui/studio"
 )
 
@@ -20,7 +21,7 @@ var selftestStatus int
 // when its standard input closes (the Xvfb test takes its screenshot in
 // between). It runs on its own goroutine and touches the window only through
 // the studio, whose changes reach Fyne through the window's one boundary.
-func runSelftest(a fyne.App, s *studio.Studio, generate bool, stdout, stderr io.Writer) {
+func runSelftest(a fyne.App, s *studio.Studio, generate, running bool, stdout, stderr io.Writer) {
 	fail := func(format string, args ...any) {
 		fmt.Fprintf(stderr, "selftest: "+format+"\n", args...)
 		selftestStatus = 1
@@ -42,6 +43,14 @@ func runSelftest(a fyne.App, s *studio.Studio, generate bool, stdout, stderr io.
 		return
 	}
 	fmt.Fprintf(stdout, "selftest: the studio shows %q after %v\n", s.Snapshot().Viewer.Title, time.Since(start).Round(time.Millisecond))
+	// The window is up once the UI loop runs our functions; then give it
+	// time to paint (software GL under Xvfb is slow to start).
+	painted := func() {
+		fyne.DoAndWait(func() {})
+		time.Sleep(2 * time.Second)
+		fyne.DoAndWait(func() {})
+	}
+	painted()
 	if generate {
 		if !wait("the model check", 60*time.Second, func(sn studio.Snapshot) bool {
 			return !sn.Model.Loading && sn.Model.Info.Dir != "" || sn.Model.Info.Problem != ""
@@ -59,6 +68,27 @@ func runSelftest(a fyne.App, s *studio.Studio, generate bool, stdout, stderr io.
 			fail("generate: %v", err)
 			return
 		}
+		if running {
+			if !wait("denoising", 5*time.Minute, func(sn studio.Snapshot) bool {
+				if r := sn.Running; r != nil && r.Current == engine.PhaseDenoise {
+					for _, p := range r.Phases {
+						if p.Phase == engine.PhaseDenoise && p.Done >= 4 {
+							return true
+						}
+					}
+				}
+				return false
+			}) {
+				return
+			}
+			time.Sleep(300 * time.Millisecond)
+			fyne.DoAndWait(func() {})
+			fmt.Fprintln(stdout, "selftest: ready (denoising)")
+			io.Copy(io.Discard, os.Stdin)
+			s.CancelAll()
+			fyne.Do(a.Quit)
+			return
+		}
 		if !wait("the take", 10*time.Minute, func(sn studio.Snapshot) bool {
 			return len(sn.Jobs) > 0 && sn.Jobs[0].State != studio.JobQueued && sn.Jobs[0].State != studio.JobRunning
 		}) {
@@ -71,11 +101,10 @@ func runSelftest(a fyne.App, s *studio.Studio, generate bool, stdout, stderr io.
 		}
 		fmt.Fprintf(stdout, "selftest: generated %s in %v\n", j.TakeID, j.Elapsed.Round(time.Millisecond))
 	}
-	// The window is up once the UI loop runs our functions; then give it
-	// time to paint a few frames (software GL under Xvfb is slow to start).
-	fyne.DoAndWait(func() {})
-	time.Sleep(2 * time.Second)
-	fyne.DoAndWait(func() {})
+	if generate {
+		time.Sleep(time.Second) // the finished take reaches the viewer
+		fyne.DoAndWait(func() {})
+	}
 	fmt.Fprintf(stdout, "selftest: ready after %v\n", time.Since(start).Round(time.Millisecond))
 	if f, ok := stdout.(*os.File); ok {
 		f.Sync()

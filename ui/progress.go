@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
@@ -33,11 +34,12 @@ type progress struct {
 	boxPanel, lastPanel fyne.CanvasObject
 }
 
+// phaseRow is one phase: name, bar, count and time on one compact line.
 type phaseRow struct {
-	name  *widget.Label
+	name  *canvas.Text
 	bar   *widgets.Bar
-	count *widget.Label
-	time  *widget.Label
+	count *canvas.Text
+	time  *canvas.Text
 	box   fyne.CanvasObject
 }
 
@@ -47,9 +49,8 @@ func newProgress(w *Window) *progress {
 	p.title.Truncation = fyne.TextTruncateEllipsis
 	p.sub = subtle("")
 	p.cancel = widget.NewButtonWithIcon("Cancel", theme.CancelIcon(), func() { w.s.Cancel(p.cur) })
-	p.grid = container.NewVBox()
-	p.foot = widget.NewLabel("")
-	p.foot.TextStyle.Monospace = false
+	p.grid = container.New(&stackLayout{})
+	p.foot = subtle("")
 	p.queue = subtle("")
 	p.clearQ = widget.NewButton("Cancel All", w.s.CancelAll)
 	p.clearQ.Importance = widget.LowImportance
@@ -68,16 +69,16 @@ func newProgress(w *Window) *progress {
 func (p *progress) row(ph studio.PhaseView) *phaseRow {
 	r := p.rows[ph.Phase]
 	if r == nil {
-		r = &phaseRow{name: widget.NewLabel(ph.Name), bar: widgets.NewBar(), count: widget.NewLabel(""), time: widget.NewLabel("")}
-		r.count.Alignment = fyne.TextAlignTrailing
-		r.time.Alignment = fyne.TextAlignTrailing
-		r.count.SizeName = theme.SizeNameCaptionText
-		r.time.SizeName = theme.SizeNameCaptionText
-		r.name.SizeName = theme.SizeNameCaptionText
-		right := container.NewGridWrap(fyne.NewSize(64, r.count.MinSize().Height), r.count)
-		right2 := container.NewGridWrap(fyne.NewSize(52, r.time.MinSize().Height), r.time)
-		left := container.NewGridWrap(fyne.NewSize(150, r.name.MinSize().Height), r.name)
-		r.box = container.NewBorder(nil, nil, left, container.NewHBox(right, right2), r.bar)
+		size := theme.Size(theme.SizeNameCaptionText) + 1
+		text := func(s string, align fyne.TextAlign) *canvas.Text {
+			t := canvas.NewText(s, theme.Color(theme.ColorNameForeground))
+			t.TextSize, t.Alignment = size, align
+			return t
+		}
+		r = &phaseRow{name: text(ph.Name, fyne.TextAlignLeading), bar: widgets.NewBar(),
+			count: text("", fyne.TextAlignTrailing), time: text("", fyne.TextAlignTrailing)}
+		h := r.name.MinSize().Height + 4
+		r.box = container.New(&rowLayout{widths: [3]float32{140, 60, 48}, height: h}, r.name, r.bar, r.count, r.time)
 		p.rows[ph.Phase] = r
 	}
 	return r
@@ -126,24 +127,26 @@ func (p *progress) apply(sn studio.Snapshot) {
 		row := p.row(ph)
 		row.bar.Set(ph.Fraction(), ph.State == studio.PhaseActive)
 		row.name.TextStyle.Bold = ph.State == studio.PhaseActive
-		row.name.Importance = widget.MediumImportance
+		col := theme.Color(theme.ColorNameForeground)
 		if ph.State == studio.PhasePending {
-			row.name.Importance = widget.LowImportance
+			col = theme.Color(theme.ColorNameDisabled)
 		}
-		row.name.Refresh()
+		row.name.Color, row.count.Color, row.time.Color = col, col, theme.Color(theme.ColorNameDisabled)
 		switch {
 		case ph.Total > 0 && ph.State != studio.PhasePending:
-			row.count.SetText(fmt.Sprintf("%d/%d", ph.Done, ph.Total))
+			row.count.Text = fmt.Sprintf("%d/%d", ph.Done, ph.Total)
 		case ph.State == studio.PhaseFinished:
-			row.count.SetText("done")
+			row.count.Text = "done"
 		default:
-			row.count.SetText("")
+			row.count.Text = ""
 		}
+		row.time.Text = ""
 		if ph.State != studio.PhasePending && ph.Elapsed > 0 {
-			row.time.SetText(fmtDuration(ph.Elapsed))
-		} else {
-			row.time.SetText("")
+			row.time.Text = fmtDuration(ph.Elapsed)
 		}
+		row.name.Refresh()
+		row.count.Refresh()
+		row.time.Refresh()
 		objs = append(objs, row.box)
 	}
 	p.grid.Objects = objs
@@ -180,7 +183,62 @@ func (p *progress) setContent(o fyne.CanvasObject) {
 	c.Refresh()
 }
 
+// rowLayout lays out a phase row: a fixed-width name, the bar taking the
+// rest, then fixed-width count and time.
+type rowLayout struct {
+	widths [3]float32 // name, count, time
+	height float32
+}
+
+func (l *rowLayout) Layout(objs []fyne.CanvasObject, size fyne.Size) {
+	name, bar, count, tm := objs[0], objs[1], objs[2], objs[3]
+	gap := theme.Padding() * 2
+	in := theme.InnerPadding()
+	size.Width -= 2 * in
+	defer func() {
+		for _, o := range objs {
+			o.Move(o.Position().AddXY(in, 0))
+		}
+	}()
+	name.Move(fyne.NewPos(0, 0))
+	name.Resize(fyne.NewSize(l.widths[0], size.Height))
+	barW := size.Width - l.widths[0] - l.widths[1] - l.widths[2] - 3*gap
+	bar.Move(fyne.NewPos(l.widths[0]+gap, 0))
+	bar.Resize(fyne.NewSize(max(barW, 20), size.Height))
+	count.Move(fyne.NewPos(size.Width-l.widths[2]-gap-l.widths[1], 0))
+	count.Resize(fyne.NewSize(l.widths[1], size.Height))
+	tm.Move(fyne.NewPos(size.Width-l.widths[2], 0))
+	tm.Resize(fyne.NewSize(l.widths[2], size.Height))
+}
+
+func (l *rowLayout) MinSize([]fyne.CanvasObject) fyne.Size {
+	return fyne.NewSize(l.widths[0]+l.widths[1]+l.widths[2]+80, l.height)
+}
+
 func taskTitle(t engine.Task) string {
 	s, _ := taskBadge(t)
+	return s
+}
+
+// stackLayout stacks rows vertically without padding between them.
+type stackLayout struct{}
+
+func (stackLayout) Layout(objs []fyne.CanvasObject, size fyne.Size) {
+	y := float32(0)
+	for _, o := range objs {
+		h := o.MinSize().Height
+		o.Move(fyne.NewPos(0, y))
+		o.Resize(fyne.NewSize(size.Width, h))
+		y += h
+	}
+}
+
+func (stackLayout) MinSize(objs []fyne.CanvasObject) fyne.Size {
+	var s fyne.Size
+	for _, o := range objs {
+		m := o.MinSize()
+		s.Width = max(s.Width, m.Width)
+		s.Height += m.Height
+	}
 	return s
 }

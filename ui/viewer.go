@@ -31,6 +31,8 @@ type viewer struct {
 	wave      *widgets.Waveform
 	clip      *studio.Clip
 	live      bool
+	below     *fyne.Container // the transport, hidden during live previews
+	frame     *fyne.Container
 }
 
 func newViewer(w *Window) *viewer {
@@ -68,8 +70,10 @@ func newViewer(w *Window) *viewer {
 	v.wave.OnSeek = func(f float64) { v.player.Seek(int(f * float64(v.player.Len()))) }
 
 	bar := container.NewHBox(prev, v.play, next, v.timeL, v.frameL, spacer(), v.follow, v.soundIcon, v.soundL, v.loop)
-	below := container.NewVBox(bar, v.strip, v.wave)
-	v.content = panel(container.NewBorder(nil, below, nil, nil, v.player))
+	v.below = container.NewVBox(bar, v.strip, v.wave)
+	below := v.below
+	v.frame = container.NewBorder(nil, below, nil, nil, v.player)
+	v.content = panel(v.frame)
 	v.transport()
 	return v
 }
@@ -124,11 +128,19 @@ func (v *viewer) apply(sn studio.Snapshot) {
 		}
 		v.player.SetCaption(caption)
 		v.follow.Hide()
+		if v.below.Visible() {
+			v.below.Hide()
+			v.frame.Refresh()
+		}
 		return
 	}
 	if v.live {
 		v.live = false
 		v.player.SetLive(nil)
+	}
+	if !v.below.Visible() {
+		v.below.Show()
+		v.frame.Refresh()
 	}
 	if sn.Running != nil && !vw.Follow && sn.Running.Current == engine.PhaseDenoise {
 		v.follow.Show()
