@@ -1,19 +1,31 @@
-//go:build darwin
-
 package main
 
-import "h3studio/engine/compute"
+import (
+	"golang.org/x/sys/unix"
 
-// On macOS the compute device is the Apple GPU through Metal. Until the
-// Metal backend (engine/compute/metal, darwin/mtl) lands, this hook keeps the
-// CPU description and says that the GPU is not queried yet; the Metal work
-// replaces the body with the MTLDevice's name, recommendedMaxWorkingSetSize
-// and GPU family.
+	"h3studio/engine/compute"
+)
+
+// On macOS the compute device is the Apple GPU through Metal: info reports
+// the MTLDevice's name, GPU family and recommendedMaxWorkingSetSize, or the
+// CPU with the reason the GPU is not used.
 func init() {
 	cpuInfo := deviceInfo
 	deviceInfo = func() compute.DeviceInfo {
-		d := cpuInfo()
-		d.Name += "; Metal device not queried (Metal backend not built in yet)"
-		return d
+		b, err := openMetal()
+		if err != nil {
+			d := cpuInfo()
+			d.Name += "; Metal not used: " + err.Error()
+			return d
+		}
+		defer b.Close()
+		return b.Device()
 	}
+}
+
+// machine returns the memory size and the processor's name.
+func machine() (uint64, string) {
+	mem, _ := unix.SysctlUint64("hw.memsize")
+	cpu, _ := unix.Sysctl("machdep.cpu.brand_string")
+	return mem, cpu
 }
