@@ -29,3 +29,9 @@ func deviceDescription() string {
 	}
 	return strings.Join(parts, " · ")
 }
+
+// memoryBytes is the machine's memory (0 when unknown).
+func memoryBytes() int64 {
+	m, _ := machine()
+	return int64(m)
+}

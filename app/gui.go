@@ -66,7 +66,7 @@ func runGUI(args []string, stdout, stderr io.Writer) int {
 	}
 	s, err := studio.New(studio.Options{
 		Engine: eng, Library: library, Opener: mediaOpener, VideoSink: newVideoSink,
-		Device: deviceDescription(), AppVersion: version, Watch: true, Sample: studio.SampleClip,
+		Device: deviceDescription(), MemoryBytes: memoryBytes(), AppVersion: version, Watch: true, Sample: studio.SampleClip,
 	})
 	if err != nil {
 		fmt.Fprintln(stderr, "h3studio:", err)

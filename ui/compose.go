@@ -44,14 +44,15 @@ type compose struct {
 	refMsgs  *fyne.Container
 	refCount *widget.Label
 
-	canvasSel, lengthSel, qualitySel, memorySel *widget.Select
-	qualityNote                                 *widget.Label
-	seed                                        *widget.Entry
-	steps                                       *widget.Entry
-	reuse, layers, coreReuse, render            *widget.Select
-	tokenRed, previews                          *widget.Check
-	advNote                                     *widget.Label
-	settingsMsgs                                *fyne.Container
+	canvasSel, qualitySel, memorySel *widget.Select
+	lengthSel                        *widget.SelectEntry
+	qualityNote                      *widget.Label
+	seed                             *widget.Entry
+	steps                            *widget.Entry
+	reuse, layers, coreReuse, render *widget.Select
+	tokenRed, previews               *widget.Check
+	advNote                          *widget.Label
+	settingsMsgs                     *fyne.Container
 
 	generate *widget.Button
 	genNote  *widget.Label
@@ -130,16 +131,28 @@ func newCompose(w *Window) *compose {
 	for _, n := range studio.Lengths() {
 		lengths = append(lengths, studio.FormatLength(n))
 	}
-	c.lengthSel = widget.NewSelect(lengths, func(l string) {
+	// The length offers the legal lengths and accepts a typed one: "5",
+	// "5 s" or "120 frames" become the next legal length, shown as
+	// "5.17 s (124 frames)".
+	c.lengthSel = widget.NewSelectEntry(lengths)
+	c.lengthSel.SetPlaceHolder("seconds, or frames")
+	setLength := func(t string) {
 		if c.updating {
 			return
 		}
-		if i := strings.Index(l, "("); i >= 0 {
-			if n, err := strconv.Atoi(strings.Fields(l[i+1:])[0]); err == nil {
-				s.SetFrames(n)
+		if n, ok := parseLength(t); ok {
+			s.SetFrames(n)
+			if t != studio.FormatLength(n) {
+				c.lengthSel.SetText(studio.FormatLength(n))
 			}
 		}
-	})
+	}
+	c.lengthSel.OnSubmitted = setLength
+	c.lengthSel.OnChanged = func(t string) {
+		if strings.HasSuffix(t, " frames)") { // picked from the list
+			setLength(t)
+		}
+	}
 	var qualities []string
 	for _, q := range studio.Qualities {
 		qualities = append(qualities, q.Name)
@@ -286,6 +299,31 @@ func sectionLabel(t string) fyne.CanvasObject {
 	return l
 }
 
+// parseLength reads a typed length: "5.17 s (124 frames)", "5", "5 s",
+// "5.5s", "124 frames", "124f". Seconds and frames are rounded up to the
+// next legal length.
+func parseLength(t string) (int, bool) {
+	t = strings.ToLower(strings.TrimSpace(t))
+	if i := strings.Index(t, "("); i >= 0 {
+		if n, err := strconv.Atoi(strings.Fields(t[i+1:])[0]); err == nil {
+			return studio.AlignFrames(n), true
+		}
+	}
+	for _, suf := range []string{"frames", "frame", "f"} {
+		if strings.HasSuffix(t, suf) {
+			if n, err := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(t, suf))); err == nil && n > 0 {
+				return studio.AlignFrames(n), true
+			}
+			break
+		}
+	}
+	t = strings.TrimSpace(strings.TrimSuffix(strings.TrimSuffix(t, "seconds"), "s"))
+	if v, err := strconv.ParseFloat(strings.ReplaceAll(t, ",", "."), 64); err == nil && v > 0 {
+		return studio.FramesForSeconds(v), true
+	}
+	return 0, false
+}
+
 func rangeOptions(r studio.Range) []string {
 	var o []string
 	for v := r.Min; v <= r.Max; v++ {
@@ -394,7 +432,9 @@ func (c *compose) apply(sn studio.Snapshot) {
 
 	st := d.Settings
 	c.canvasSel.SetSelected(studio.CanvasFor(st.Width, st.Height).Label)
-	c.lengthSel.SetSelected(studio.FormatLength(st.Frames))
+	if n, ok := parseLength(c.lengthSel.Text); !ok || n != st.Frames {
+		c.lengthSel.SetText(studio.FormatLength(st.Frames))
+	}
 	q := studio.QualityOf(st.Quality)
 	c.qualitySel.SetSelected(q.Name)
 	c.qualityNote.SetText(qualityNote(sn, q))

@@ -380,3 +380,31 @@ func findButton(o fyne.CanvasObject, text string) *widget.Button {
 	}
 	return nil
 }
+
+func TestParseLength(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want int
+		ok   bool
+	}{
+		{"5", 124, true}, {"5 s", 124, true}, {"5s", 124, true}, {"5,5", 141, true}, {"4.45 seconds", 107, true},
+		{"120 frames", 124, true}, {"22f", 22, true}, {"5.17 s (124 frames)", 124, true}, {"100", 362, true},
+		{"", 0, false}, {"soon", 0, false}, {"-3", 0, false},
+	} {
+		got, ok := parseLength(c.in)
+		if got != c.want || ok != c.ok {
+			t.Errorf("parseLength(%q) = %d, %v; want %d, %v", c.in, got, ok, c.want, c.ok)
+		}
+	}
+}
+
+func TestTypedLengthSnaps(t *testing.T) {
+	h := newHarness(t, fakeengine.Options{}, false)
+	h.w.compose.lengthSel.SetText("5")
+	h.w.compose.lengthSel.OnSubmitted("5")
+	sn := h.settle(func(sn studio.Snapshot) bool { return sn.Draft.Settings.Frames == 124 })
+	if got := h.w.compose.lengthSel.Text; got != "5.17 s (124 frames)" {
+		t.Errorf("length shows %q", got)
+	}
+	_ = sn
+}

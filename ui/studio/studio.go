@@ -20,6 +20,7 @@ package studio
 import (
 	"context"
 	"errors"
+	"fmt"
 	"image"
 	"math/rand/v2"
 	"sync"
@@ -66,9 +67,11 @@ type Options struct {
 	Opener media.Opener
 	// VideoSink creates a take's MP4 writer; nil: takes have no video.mp4.
 	VideoSink func(path string) (media.Sink, error)
-	// Device describes the machine for the status bar ("CPU · 24 GB").
-	Device     string
-	AppVersion string
+	// Device describes the machine for the status bar ("CPU · 24 GB");
+	// MemoryBytes is its memory, for the "will it fit" warning (0: unknown).
+	Device      string
+	MemoryBytes int64
+	AppVersion  string
 	// Go runs background work; default starts a goroutine. Tests pass an
 	// executor they drain on their own goroutine.
 	Go func(func())
@@ -362,11 +365,28 @@ func (s *Studio) problemsLocked() []Problem {
 				Message: "This model folder can't run " + taskName(task) + ".", Fix: fix})
 		}
 	}
+	if p := s.plan; p != nil && s.planVer == s.draftVer && s.opts.MemoryBytes > 0 && p.PeakBytes > s.opts.MemoryBytes*9/10 {
+		fix := "Choose Streaming under Memory, a smaller canvas, or a shorter length."
+		if p.Memory == engine.MemoryStreaming {
+			fix = "Choose a smaller canvas or a shorter length."
+		}
+		ps = append(ps, Problem{Where: AtSettings, Index: -1, Severity: Warning,
+			Message: fmt.Sprintf("This take needs about %.1f GB at its peak in %s mode; this machine has %.0f GB.",
+				float64(p.PeakBytes)/(1<<30), memoryWord(p.Memory), float64(s.opts.MemoryBytes)/(1<<30)),
+			Fix: fix})
+	}
 	if s.planErr != nil && s.planVer == s.draftVer && !Blocking(ps) {
 		ps = append(ps, Problem{Where: AtSettings, Index: -1, Severity: Error,
 			Message: "The engine refuses this request: " + s.planErr.Error(), Fix: "Change the settings it names."})
 	}
 	return ps
+}
+
+func memoryWord(m engine.MemoryMode) string {
+	if m == "" {
+		return "automatic"
+	}
+	return string(m)
 }
 
 func taskName(t engine.Task) string {

@@ -548,3 +548,27 @@ func TestPlanErrorShown(t *testing.T) {
 		t.Errorf("Generate: %v", err)
 	}
 }
+
+func TestMemoryFitWarning(t *testing.T) {
+	dir := t.TempDir()
+	lib, _ := studio.OpenLibrary(filepath.Join(dir, "lib"), nil)
+	x := &executor{}
+	s, err := studio.New(studio.Options{Engine: fakeengine.New(fakeengine.Options{}), Library: lib, Go: x.Go, MemoryBytes: 2 << 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.SetModel(dir)
+	s.SetPrompt("A fox.")
+	x.Drain()
+	sn := s.Snapshot()
+	var warn *studio.Problem
+	for i, p := range sn.Problems {
+		if p.Severity == studio.Warning && strings.Contains(p.Message, "this machine has 2 GB") {
+			warn = &sn.Problems[i]
+		}
+	}
+	if warn == nil || !strings.Contains(warn.Fix, "Streaming") || !sn.CanGenerate {
+		t.Errorf("fit warning %+v (can generate %v): %+v", warn, sn.CanGenerate, sn.Problems)
+	}
+}
