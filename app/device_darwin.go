@@ -2,18 +2,23 @@
 
 package main
 
-import "h3studio/engine/compute"
+import (
+	"h3studio/engine/compute"
+	"h3studio/engine/compute/metal"
+)
 
-// On macOS the compute device is the Apple GPU through Metal. Until the
-// Metal backend (engine/compute/metal, darwin/mtl) lands, this hook keeps the
-// CPU description and says that the GPU is not queried yet; the Metal work
-// replaces the body with the MTLDevice's name, recommendedMaxWorkingSetSize
-// and GPU family.
+// On macOS the compute device is the Apple GPU through Metal: report the
+// MTLDevice's name, GPU family, memory and recommended working set (without
+// compiling the shaders). Without a GPU, keep the CPU description and say why.
 func init() {
 	cpuInfo := deviceInfo
 	deviceInfo = func() compute.DeviceInfo {
-		d := cpuInfo()
-		d.Name += "; Metal device not queried (Metal backend not built in yet)"
-		return d
+		if d, err := metal.DeviceFacts(); err == nil {
+			return d
+		} else {
+			c := cpuInfo()
+			c.Name += "; no Metal GPU: " + err.Error()
+			return c
+		}
 	}
 }
