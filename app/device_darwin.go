@@ -13,12 +13,11 @@ import (
 func init() {
 	cpuInfo := deviceInfo
 	deviceInfo = func() compute.DeviceInfo {
-		if d, err := metal.DeviceFacts(); err == nil {
-			return d
-		} else {
-			c := cpuInfo()
-			c.Name += "; no Metal GPU: " + err.Error()
-			return c
+		d, err := metal.DeviceFacts()
+		if err != nil {
+			d = cpuInfo()
+			d.Name += "; no Metal GPU: " + err.Error()
 		}
+		return d
 	}
 }
