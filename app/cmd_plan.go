@@ -110,7 +110,7 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintln(tw, head)
 	for _, e := range ests {
-		line := fmt.Sprintf("%s\t%d\t%d\t%.2f\t%s\t%.1f\t", e.Component, e.Rows, e.Evaluations, e.FLOPs/1e12, gib2(int64(e.WeightBytes)), e.TotalFLOPs/1e12)
+		line := fmt.Sprintf("%s\t%d\t%d\t%.2f\t%s\t%.1f\t", e.Component, e.Rows, e.Evaluations, e.FLOPs/1e12, fmtGiB(int64(e.WeightBytes)), e.TotalFLOPs/1e12)
 		if *memory != "streaming" {
 			line += storage(e.Resident) + "\t"
 		}
@@ -128,10 +128,10 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-func gib2(b int64) string { return fmt.Sprintf("%.2f GiB", float64(b)/(1<<30)) }
+func fmtGiB(b int64) string { return fmt.Sprintf("%.2f GiB", float64(b)/(1<<30)) }
 
 func storage(s plan.Storage) string {
-	return fmt.Sprintf("%s (%s + %s)", gib2(s.Peak), gib2(s.Weights), gib2(s.Activations))
+	return fmt.Sprintf("%s (%s + %s)", fmtGiB(s.Peak), fmtGiB(s.Weights), fmtGiB(s.Activations))
 }
 
 func parseCanvas(s string) (layout.Canvas, error) {

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"h3studio/engine/dit"
+	"h3studio/engine/sampler"
 )
 
 // Controls are h3.c's speed controls (H3-DIT §13). The zero value of each
@@ -110,7 +111,8 @@ type StepPlan struct {
 // PlanSteps lays out the steps of a request with controls c (normalized and
 // valid) on a stack of n blocks, as h3.c schedules them:
 //
-//   - reuse N evaluates step 0, the last step and every step divisible by N;
+//   - reuse N evaluates step 0, the last step and every step divisible by N
+//     (sampler.EvaluatedSteps);
 //   - core reuse N runs the block stack on the first forward, every N-th
 //     forward and the last step (caching its residual), and reuses the
 //     residual otherwise;
@@ -120,9 +122,13 @@ func PlanSteps(c Controls, n int) []StepPlan {
 	plan := make([]StepPlan, c.Steps)
 	early, late := Spans(n)
 	forwards := 0
+	evaluate, err := sampler.EvaluatedSteps(c.Steps, c.Reuse)
+	if err != nil {
+		panic(err) // c was validated
+	}
 	for s := range plan {
 		p := &plan[s]
-		p.Evaluate = c.Reuse == 1 || s == 0 || s == c.Steps-1 || s%c.Reuse == 0
+		p.Evaluate = evaluate[s]
 		if !p.Evaluate {
 			continue
 		}

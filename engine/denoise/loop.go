@@ -33,6 +33,7 @@ import (
 	"h3studio/engine/compute"
 	"h3studio/engine/dit"
 	"h3studio/engine/layout"
+	"h3studio/engine/sampler"
 )
 
 // Keyframe is one FL2VA keyframe: its normalized clean latent [C, 1, H, W]
@@ -69,8 +70,13 @@ type Request struct {
 	Keyframes  []Keyframe
 	References []Reference
 	// VideoNoise [C, T, H, W] and AudioNoise [2, audio channels, A] are the
-	// initial latents.
+	// initial latents. When both are nil, every noise tensor (the
+	// conditions' included) is drawn from Seed with NoiseSource
+	// (engine/sampler: the portable generator by default, in the
+	// reference's order: conditions, video, audio).
 	VideoNoise, AudioNoise []float32
+	Seed                   uint64
+	NoiseSource            sampler.Source
 	Controls               Controls
 }
 
@@ -115,6 +121,11 @@ type Result struct {
 	AudioLatents []float32 // [2, audio channels, A], normalized
 	Forwards     int       // model evaluations run
 	Active       []bool    // the blocks that ran (nil: all)
+	// Seed and NoiseSource record where drawn noise came from (Drawn false:
+	// the request supplied its noise).
+	Seed        uint64
+	NoiseSource sampler.Source
+	Drawn       bool
 }
 
 // Run denoises one request on m (opened by the caller; its weights are
@@ -141,16 +152,26 @@ func Run(ctx context.Context, m *dit.Model, req Request, obs Observer) (res *Res
 	if err != nil {
 		return nil, fmt.Errorf("denoise: %w", err)
 	}
+	drawn := req.VideoNoise == nil && req.AudioNoise == nil
+	if drawn {
+		if req, err = drawNoise(c, patch, req); err != nil {
+			return nil, err
+		}
+	}
 	prep, err := prepareRows(c, patch, lay, req)
 	if err != nil {
 		return nil, err
 	}
-	pair, err := newPair(ctl.Steps)
+	pair, err := sampler.NewPair(ctl.Steps, sampler.VideoShift, sampler.AudioShift)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("denoise: %w", err)
 	}
-	steps := pair.Video.Steps()
+	steps := pair.Steps()
 	plan := PlanSteps(Controls{Steps: steps, Reuse: ctl.Reuse, Layers: ctl.Layers, CoreReuse: ctl.CoreReuse, TokenReduction: ctl.TokenReduction}, c.NumLayers)
+	reuse, err := sampler.PlanReuse(pair, ctl.Reuse)
+	if err != nil {
+		return nil, fmt.Errorf("denoise: %w", err)
+	}
 
 	// Per-step timesteps, the request's distinct timesteps and the table
 	// rows the steps read.
@@ -234,9 +255,11 @@ func Run(ctx context.Context, m *dit.Model, req Request, obs Observer) (res *Res
 	vv := make([]float32, nv*pd)
 	av := make([]float32, na*ac)
 	var lastV, lastA, prevV, prevA []float32
-	last, prev := -1, -1
 	cv, ca := lay.ConditionVideoRows*pd, lay.ConditionAudioRows*ac
-	res = &Result{Active: active}
+	res = &Result{Active: active, Drawn: drawn}
+	if drawn {
+		res.Seed, res.NoiseSource = req.Seed, req.NoiseSource
+	}
 	for i := 0; i < steps; i++ {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("denoise: cancelled before step %d of %d: %w", i+1, steps, err)
@@ -264,23 +287,23 @@ func Run(ctx context.Context, m *dit.Model, req Request, obs Observer) (res *Res
 			}
 			res.Forwards++
 			if ctl.Reuse > 1 {
-				prevV, prevA, prev = lastV, lastA, last
-				lastV, lastA, last = append([]float32(nil), vv...), append([]float32(nil), av...), i
+				prevV, prevA = lastV, lastA
+				lastV, lastA = append([]float32(nil), vv...), append([]float32(nil), av...)
 			}
 		} else {
 			// Velocity reuse: extrapolate linearly in σ from the last two
 			// evaluations, on each modality's own grid (h3.c --reuse).
-			if prev < 0 {
+			if r := reuse[i]; r.Previous < 0 {
 				copy(vv, lastV)
 				copy(av, lastA)
 			} else {
-				extrapolate(vv, lastV, prevV, extrapolationRatio(pair.Video.Sigmas[i], pair.Video.Sigmas[last], pair.Video.Sigmas[prev]))
-				extrapolate(av, lastA, prevA, extrapolationRatio(pair.Audio.Sigmas[i], pair.Audio.Sigmas[last], pair.Audio.Sigmas[prev]))
+				sampler.Extrapolate(vv, lastV, prevV, r.VideoRatio)
+				sampler.Extrapolate(av, lastA, prevA, r.AudioRatio)
 			}
 		}
 		// Euler on the generated rows only; conditions stay pinned.
-		pair.Video.step(i, prep.video[cv:], prep.video[cv:], vv[cv:])
-		pair.Audio.step(i, prep.audio[ca:], prep.audio[ca:], av[ca:])
+		pair.Video.Step(i, prep.video[cv:], prep.video[cv:], vv[cv:])
+		pair.Audio.Step(i, prep.audio[ca:], prep.audio[ca:], av[ca:])
 		if obs.Step != nil {
 			obs.Step(&StepRecord{Step: i, Steps: steps, Evaluated: p.Evaluate, Timesteps: stepTs[i], TimestepIndex: stepIdx[i],
 				VideoVelocity: vv, AudioVelocity: av, VideoRows: prep.video, AudioRows: prep.audio})
@@ -294,6 +317,50 @@ func Run(ctx context.Context, m *dit.Model, req Request, obs Observer) (res *Res
 		return nil, err
 	}
 	return res, nil
+}
+
+// drawNoise fills the request's noise from its seed: one draw per visual
+// condition in packed order, then the video latent, then the audio rows
+// (the reference's order, ERRATA F15).
+func drawNoise(c dit.Config, patch layout.Patch, req Request) (Request, error) {
+	spec := sampler.NoiseSpec{
+		Video:         layout.VideoShape{C: c.InChannels, T: req.Target.T, H: req.Target.H, W: req.Target.W},
+		AudioLatents:  req.AudioLatents,
+		AudioChannels: c.AudioInChannels,
+		Patch:         patch,
+	}
+	for range req.Keyframes {
+		spec.Conditions = append(spec.Conditions, layout.VideoShape{C: c.InChannels, T: 1, H: req.Target.H, W: req.Target.W})
+	}
+	for _, r := range req.References {
+		if r.Spec.Kind != layout.RefAudio {
+			g := r.Spec.Latent
+			spec.Conditions = append(spec.Conditions, layout.VideoShape{C: c.InChannels, T: g.T, H: g.H, W: g.W})
+		}
+	}
+	n, err := sampler.InitialNoise(req.NoiseSource, req.Seed, spec)
+	if err != nil {
+		return req, fmt.Errorf("denoise: %w", err)
+	}
+	out := req
+	out.Keyframes = append([]Keyframe(nil), req.Keyframes...)
+	out.References = append([]Reference(nil), req.References...)
+	k := 0
+	for i := range out.Keyframes {
+		out.Keyframes[i].Noise = n.Conditions[k]
+		k++
+	}
+	for i := range out.References {
+		if out.References[i].Spec.Kind != layout.RefAudio {
+			out.References[i].Noise = n.Conditions[k]
+			k++
+		}
+	}
+	out.VideoNoise = n.Video
+	if out.AudioNoise, err = layout.UnpackAudio(nil, n.AudioRows, c.AudioInChannels, req.AudioLatents); err != nil {
+		return req, fmt.Errorf("denoise: %w", err)
+	}
+	return out, nil
 }
 
 type prepared struct {
@@ -313,7 +380,7 @@ func prepareRows(c dit.Config, patch layout.Patch, lay *layout.Layout, req Reque
 			return fmt.Errorf("denoise: %s: latent has %d values and noise %d, the %v grid needs %d", what, len(latent), len(noise), g, vs.Len())
 		}
 		mixed := make([]float32, vs.Len())
-		scaleNoise(mixed, latent, noise, keyframeNoiseLevel)
+		sampler.ScaleNoise(mixed, latent, noise, sampler.KeyframeNoiseLevel)
 		rows, err := layout.Patchify(nil, mixed, vs, patch)
 		if err != nil {
 			return fmt.Errorf("denoise: %s: %w", what, err)

@@ -11,6 +11,7 @@ import (
 	"h3studio/engine/dit"
 	"h3studio/engine/layout"
 	"h3studio/engine/safetensors"
+	"h3studio/engine/sampler"
 )
 
 // The DiT row: the released 50-block transformer run shape-only through
@@ -70,19 +71,6 @@ type ditRun struct {
 	notes              []string
 }
 
-// scheduleTimesteps returns the video and audio timesteps of each step: the
-// released shifted grids (video shift 12, audio shift 3) over steps+1
-// points. Only their distinctness matters to the plan.
-func scheduleTimesteps(steps int) (video, audio []float32) {
-	shifted := func(b, s float64) float32 { return float32(1 - s*b/(1+(s-1)*b)) }
-	for i := 0; i < steps; i++ {
-		b := 1 - float64(i)/float64(steps)
-		video = append(video, shifted(b, 12))
-		audio = append(audio, shifted(b, 3))
-	}
-	return video, audio
-}
-
 func runDiT(cfg dit.Config, lay *layout.Layout, grid [3]int, q Query, steps []denoise.StepPlan, streaming bool) (r ditRun, err error) {
 	defer compute.Recover(&err)
 	ctx := context.Background()
@@ -99,8 +87,13 @@ func runDiT(cfg dit.Config, lay *layout.Layout, grid [3]int, q Query, steps []de
 	}
 	mb.Free(emb)
 
-	// The request's distinct timesteps and the table rows its steps read.
-	tv, ta := scheduleTimesteps(len(steps))
+	// The request's distinct timesteps (the released σ grids) and the table
+	// rows its steps read.
+	pair, err := sampler.NewPair(len(steps), sampler.VideoShift, sampler.AudioShift)
+	if err != nil {
+		return r, err
+	}
+	tv, ta := pair.Video.Timesteps, pair.Audio.Timesteps
 	var perStep [][]int64
 	var distinct []float32
 	seen := map[float32]bool{}
