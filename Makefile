@@ -148,7 +148,7 @@ test-kernels:
 
 # On a Mac: the conformance suite on the Metal GPU (hand kernels, the MPSGraph
 # GEMM path and large shapes), then the engine's tests with the Metal backend
-# wherever they take their backend from computetest's test hook.
+# wherever they take their backend from engine/compute/testbackend.
 parity:
 ifeq ($(UNAME_S),Darwin)
 	$(GO) test -count=1 -run 'Metal' -v ./engine/compute/metal/

@@ -1,25 +1,27 @@
+//go:build darwin
+
 package main
 
 import (
 	"golang.org/x/sys/unix"
 
 	"h3studio/engine/compute"
+	"h3studio/engine/compute/metal"
 )
 
 // On macOS the compute device is the Apple GPU through Metal: info reports
-// the MTLDevice's name, GPU family and recommendedMaxWorkingSetSize, or the
-// CPU with the reason the GPU is not used.
+// the MTLDevice's name, GPU family, memory and recommended working set
+// (read without compiling the shaders), or the CPU with the reason the GPU
+// is not used.
 func init() {
 	cpuInfo := deviceInfo
 	deviceInfo = func() compute.DeviceInfo {
-		b, err := openMetal()
+		d, err := metal.DeviceFacts()
 		if err != nil {
-			d := cpuInfo()
+			d = cpuInfo()
 			d.Name += "; Metal not used: " + err.Error()
-			return d
 		}
-		defer b.Close()
-		return b.Device()
+		return d
 	}
 }
 

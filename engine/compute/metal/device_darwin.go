@@ -47,6 +47,26 @@ func Open(o OpenOptions) (*Backend, error) {
 	return New(g, o.Options), nil
 }
 
+// DeviceFacts describes the default GPU without building the shader library
+// (cheap: for `h3studio info` and plans). It fails with mtl.ErrNoDevice.
+func DeviceFacts() (compute.DeviceInfo, error) {
+	dev, err := mtl.DefaultDevice()
+	if err != nil {
+		return compute.DeviceInfo{}, err
+	}
+	defer dev.Release()
+	return deviceInfo(dev), nil
+}
+
+func deviceInfo(dev *mtl.Device) compute.DeviceInfo {
+	info := compute.DeviceInfo{Backend: "metal", Name: dev.Name(), UnifiedMemory: dev.UnifiedMemory(),
+		WorkingSetBytes: dev.RecommendedMaxWorkingSetSize(), Family: dev.Family()}
+	if mem, err := unix.SysctlUint64("hw.memsize"); err == nil {
+		info.MemoryBytes = int64(mem)
+	}
+	return info
+}
+
 // gpu is the Device of a real MTLDevice.
 type gpu struct {
 	dev   *mtl.Device
@@ -70,11 +90,7 @@ type gpu struct {
 }
 
 func newGPU(dev *mtl.Device, minWorkingSet int64) (*gpu, error) {
-	info := compute.DeviceInfo{Backend: "metal", Name: dev.Name(), UnifiedMemory: dev.UnifiedMemory(),
-		WorkingSetBytes: dev.RecommendedMaxWorkingSetSize(), Family: dev.Family()}
-	if mem, err := unix.SysctlUint64("hw.memsize"); err == nil {
-		info.MemoryBytes = int64(mem)
-	}
+	info := deviceInfo(dev)
 	if minWorkingSet > 0 && info.WorkingSetBytes < minWorkingSet {
 		return nil, &MemoryError{Device: info.Name, Have: info.WorkingSetBytes, Need: minWorkingSet}
 	}
