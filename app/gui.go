@@ -1,20 +1,153 @@
 package main
 
 import (
+	"flag"
+	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"strings"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/app"
-	"fyne.io/fyne/v2/widget"
+
+	"h3studio/resources"
+	"h3studio/ui"
+	"h3studio/ui/sound"
+	"h3studio/ui/studio"
 )
 
-// runGUI opens the studio window. (Placeholder window until the studio
-// lands: see ui/.)
+// version is the app's version (stamped by the release build with
+// -ldflags "-X main.version=…").
+var version = "0.1.0-dev"
+
+// appID is the bundle identifier (Info.plist's CFBundleIdentifier).
+const appID = "studio.h3.H3Studio"
+
+// runGUI opens the studio window.
 func runGUI(args []string, stdout, stderr io.Writer) int {
-	a := app.NewWithID("studio.h3.H3Studio")
+	fs := flag.NewFlagSet("h3studio", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	modelDir := fs.String("model", "", "model snapshot `folder` (default: the one chosen last time, else the demo checkpoint)")
+	libDir := fs.String("library", "", "library `folder` (default: ~/Movies/H3 Studio)")
+	fake := fs.Bool("fake-engine", false, "developer: run on the development fake engine (synthetic, clearly marked output)")
+	selftest := fs.Bool("selftest", false, "developer: drive a first start, print \"selftest: ready\" and quit when stdin closes (the Xvfb test screenshots in between)")
+	selfGen := fs.Bool("selftest-generate", false, "developer: with -selftest, generate a take first")
+	selfRun := fs.Bool("selftest-running", false, "developer: with -selftest-generate, be ready while the take is denoising (for screenshots of progress)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: h3studio [flags]  (opens the studio; `h3studio help` lists the commands)")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(dropPSN(args)); err != nil {
+		return 2
+	}
+
+	a := app.NewWithID(appID)
+	a.Settings().SetTheme(ui.NewTheme())
+	a.SetIcon(fyne.NewStaticResource("icon.png", resources.Icon()))
+
+	prefs := loadPrefs()
+	cache := cacheDir()
+	lib := *libDir
+	if lib == "" {
+		lib = prefs.LibraryDir
+	}
+	if lib == "" {
+		lib = defaultLibrary()
+	}
+	library, err := studio.OpenLibrary(lib, nil)
+	if err != nil {
+		fmt.Fprintln(stderr, "h3studio:", err)
+		return 1
+	}
+	var eng studio.Engine = realEngine{cacheDir: cache}
+	if *fake {
+		eng = fakeEngine(cache)
+	}
+	s, err := studio.New(studio.Options{
+		Engine: eng, Library: library, Opener: mediaOpener, VideoSink: newVideoSink,
+		Device: deviceDescription(), MemoryBytes: memoryBytes(), AppVersion: version, Watch: true, Sample: studio.SampleClip,
+	})
+	if err != nil {
+		fmt.Fprintln(stderr, "h3studio:", err)
+		return 1
+	}
+
 	w := a.NewWindow("H3 Studio")
-	w.SetContent(widget.NewLabel("H3 Studio"))
-	w.Resize(fyne.NewSize(1280, 800))
+	if *fake {
+		w.SetTitle("H3 Studio — development fake engine")
+	}
+	out := &sound.Output{OnNotice: func(msg string) { s.Notify(studio.Warn, msg) }}
+	win := ui.New(w, s, ui.Options{Version: version, Reveal: reveal, Sound: out, Prefs: prefs})
+
+	// The model: the command line, else the last one chosen, else (a first
+	// start) the demo checkpoint with settings that suit it.
+	firstStart := prefs.path == "" || !prefs.existed
+	switch {
+	case *modelDir != "":
+		s.SetModel(*modelDir)
+	case prefs.ModelDir != "" && exists(prefs.ModelDir):
+		s.SetModel(prefs.ModelDir)
+	default:
+		s.UseDemo()
+	}
+	switch {
+	case prefs.Settings != nil && !firstStart:
+		s.SetSettings(*prefs.Settings)
+	default:
+		s.SetSettings(studio.DemoSettings())
+	}
+	if !prefs.existed {
+		prefs.save() // the next start is not a first start
+	}
+
+	a.Lifecycle().SetOnStopped(func() {
+		win.Stop()
+		st := s.Snapshot().Draft.Settings
+		prefs.Settings = &st
+		prefs.save()
+		s.Close()
+	})
+	w.Resize(fyne.NewSize(1400, 860))
+	w.CenterOnScreen()
+	if *selftest {
+		go runSelftest(a, s, *selfGen, *selfRun, stdout, stderr)
+	}
 	w.ShowAndRun()
-	return 0
+	return selftestStatus
+}
+
+// dropPSN removes the -psn_… argument macOS passes to apps started by the
+// Finder.
+func dropPSN(args []string) []string {
+	var out []string
+	for _, a := range args {
+		if !strings.HasPrefix(a, "-psn_") {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+func exists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// defaultLibrary is ~/Movies/H3 Studio.
+func defaultLibrary() string {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return filepath.Join(os.TempDir(), "H3 Studio")
+	}
+	return filepath.Join(home, "Movies", "H3 Studio")
+}
+
+// cacheDir holds the demo checkpoint (~/Library/Caches/H3 Studio on macOS).
+func cacheDir() string {
+	d, err := os.UserCacheDir()
+	if err != nil {
+		d = os.TempDir()
+	}
+	return filepath.Join(d, "H3 Studio")
 }

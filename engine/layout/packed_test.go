@@ -365,3 +365,14 @@ func TestRowTimesteps(t *testing.T) {
 		t.Errorf("late step: %v", ts)
 	}
 }
+
+// BenchmarkBuild lays out the largest fl2va request: 1344×768, 362 frames,
+// first and last keyframes, 300 text rows (111,378 rows).
+func BenchmarkBuild(b *testing.B) {
+	s := Spec{TextTags: tags(300), Target: Grid{107, 48, 84}, AudioLatents: 603, Keyframes: []Anchor{First, Last}}
+	for b.Loop() {
+		if _, err := Build(s); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -20,6 +20,7 @@ type Binder struct {
 }
 
 type binderState struct {
+	mapped map[*byte]bool // shards registered with a compute.HostMapper
 	used   map[string]bool
 	errs   []string
 	copies int64 // bytes converted at load
@@ -138,6 +139,7 @@ func (w *Binder) bind(name string, dt compute.DType, shape []int) *compute.Tenso
 	case data == nil: // data-less inventory (planning): storage only
 		t, err = w.b.Alloc(want, info.Shape...)
 	case want == info.DType:
+		w.mapShard(full)
 		t, err = w.b.Wrap(want, info.Shape, data)
 	default:
 		vals := compute.DecodeFloat32(info.DType, data)
@@ -149,6 +151,31 @@ func (w *Binder) bind(name string, dt compute.DType, shape []int) *compute.Tenso
 		return nil
 	}
 	return t.SetName(full)
+}
+
+// mapShard registers the mapped shard holding tensor name with a backend
+// that views mappings without copying (compute.HostMapper), once per shard.
+func (w *Binder) mapShard(name string) {
+	hm, ok := w.b.(compute.HostMapper)
+	if !ok {
+		return
+	}
+	src, ok := w.src.(interface{ MappingOf(string) []byte })
+	if !ok {
+		return
+	}
+	m := src.MappingOf(name)
+	if len(m) == 0 {
+		return
+	}
+	if w.st.mapped == nil {
+		w.st.mapped = map[*byte]bool{}
+	}
+	if w.st.mapped[&m[0]] {
+		return
+	}
+	w.st.mapped[&m[0]] = true
+	_ = hm.MapHost(m) // on failure Wrap copies
 }
 
 // Fail records a component-specific binding error (e.g. a config that

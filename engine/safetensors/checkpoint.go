@@ -5,10 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 )
 
 // Source is a set of named tensors: an open checkpoint, or a data-less
@@ -35,21 +40,49 @@ func ReadIndex(path string) (*Index, error) {
 	return ParseIndex(path, b)
 }
 
-// ParseIndex parses index bytes (path is used in errors).
+// ParseIndex parses index bytes (path is used in errors): a JSON object with
+// a non-empty "weight_map" of tensor names to plain shard file names and an
+// optional "metadata" object whose "total_size", when present, is a
+// non-negative integer.
 func ParseIndex(path string, b []byte) (*Index, error) {
 	var ix Index
 	if err := json.Unmarshal(b, &ix); err != nil {
-		return nil, &FormatError{Path: path, Rule: "index is not valid JSON", Err: err}
+		return nil, &FormatError{Path: path, Rule: "index is not a valid JSON object with a weight_map of strings", Err: err}
 	}
 	if len(ix.WeightMap) == 0 {
 		return nil, &FormatError{Path: path, Rule: "index has no weight_map entries"}
 	}
 	for name, shard := range ix.WeightMap {
-		if shard == "" || strings.ContainsAny(shard, `/\`) || shard == "." || shard == ".." {
-			return nil, &FormatError{Path: path, Rule: fmt.Sprintf("tensor %q maps to an invalid shard name %q", name, shard)}
+		if name == "" {
+			return nil, &FormatError{Path: path, Rule: "weight_map has an empty tensor name"}
+		}
+		if shard == "" || strings.ContainsAny(shard, `/\`) || shard == "." || shard == ".." || !strings.HasSuffix(shard, ".safetensors") {
+			return nil, &FormatError{Path: path, Rule: fmt.Sprintf("tensor %q maps to an invalid shard name %q (want a .safetensors file in the same folder)", name, shard)}
 		}
 	}
+	if _, _, err := ix.totalSize(); err != nil {
+		return nil, &FormatError{Path: path, Rule: "metadata.total_size is not a non-negative integer", Err: err}
+	}
 	return &ix, nil
+}
+
+// TotalSize returns metadata.total_size (the bytes of all tensor data, as
+// the writer recorded it) and whether the index has it.
+func (ix *Index) TotalSize() (int64, bool) {
+	n, ok, _ := ix.totalSize()
+	return n, ok
+}
+
+func (ix *Index) totalSize() (int64, bool, error) {
+	v, ok := ix.Metadata["total_size"]
+	if !ok || v == nil {
+		return 0, false, nil
+	}
+	f, isNum := v.(float64)
+	if !isNum || f < 0 || f != math.Trunc(f) || f > 1<<62 {
+		return 0, false, fmt.Errorf("got %v", v)
+	}
+	return int64(f), true, nil
 }
 
 // Shards returns the distinct shard file names of the index, sorted.
@@ -72,7 +105,11 @@ type Checkpoint struct {
 	Dir   string
 	Files []*File
 	Index *Index // nil for an unsharded folder
-	where map[string]*File
+	// Warnings lists oddities that do not make the checkpoint unusable: an
+	// index total_size that disagrees with the shards, *.safetensors files
+	// the index does not name (they are ignored).
+	Warnings []string
+	where    map[string]*File
 }
 
 // ErrNoWeights means a folder holds no safetensors file.
@@ -105,8 +142,10 @@ func ValidateDir(dir string) (*Checkpoint, error) {
 
 func scanDir(dir string, open func(string) (*File, error)) (*Checkpoint, error) {
 	ck := &Checkpoint{Dir: dir, where: map[string]*File{}}
-	indexes, _ := filepath.Glob(filepath.Join(dir, "*.safetensors.index.json"))
-	sort.Strings(indexes)
+	indexes, err := filesWithSuffix(dir, ".safetensors.index.json")
+	if err != nil {
+		return nil, fmt.Errorf("safetensors: %w", err)
+	}
 	var shards []string
 	if len(indexes) > 0 {
 		if len(indexes) > 1 {
@@ -129,18 +168,28 @@ func scanDir(dir string, open func(string) (*File, error)) (*Checkpoint, error) 
 			shards = append(shards, p)
 		}
 	} else {
-		shards, _ = filepath.Glob(filepath.Join(dir, "*.safetensors"))
-		sort.Strings(shards)
+		shards, _ = filesWithSuffix(dir, ".safetensors")
 		if len(shards) == 0 {
 			return nil, fmt.Errorf("%w in %s", ErrNoWeights, dir)
 		}
 	}
-	for _, p := range shards {
-		f, err := open(p)
+	// Headers are read (and files mapped) concurrently; the first failure
+	// in shard order is reported.
+	files := make([]*File, len(shards))
+	errs := make([]error, len(shards))
+	parallel(len(shards), func(i int) { files[i], errs[i] = open(shards[i]) })
+	for _, err := range errs {
 		if err != nil {
-			ck.Close()
+			for _, f := range files {
+				if f != nil {
+					f.Close()
+				}
+			}
 			return nil, err
 		}
+	}
+	for i, f := range files {
+		p := shards[i]
 		ck.Files = append(ck.Files, f)
 		for _, t := range f.Header.Tensors {
 			if prev, dup := ck.where[t.Name]; dup {
@@ -162,6 +211,15 @@ func scanDir(dir string, open func(string) (*File, error)) (*Checkpoint, error) 
 			if _, ok := ck.Index.WeightMap[name]; !ok {
 				ck.Close()
 				return nil, &FormatError{Path: f.Path, Rule: fmt.Sprintf("tensor %q is not in the index", name)}
+			}
+		}
+		if want, ok := ck.Index.TotalSize(); ok && want != ck.TotalBytes() {
+			ck.Warnings = append(ck.Warnings, fmt.Sprintf("%s: metadata.total_size is %d but the shards hold %d bytes of tensors", filepath.Base(indexes[0]), want, ck.TotalBytes()))
+		}
+		all, _ := filesWithSuffix(dir, ".safetensors")
+		for _, p := range all {
+			if !slices.Contains(shards, p) {
+				ck.Warnings = append(ck.Warnings, fmt.Sprintf("%s is not named by %s and is ignored", filepath.Base(p), filepath.Base(indexes[0])))
 			}
 		}
 	}
@@ -203,6 +261,14 @@ func (c *Checkpoint) FileOf(name string) (*File, bool) {
 	return f, ok
 }
 
+// MappingOf returns the mapped shard holding tensor name, or nil.
+func (c *Checkpoint) MappingOf(name string) []byte {
+	if f, ok := c.FileOf(name); ok {
+		return f.Mapping()
+	}
+	return nil
+}
+
 // Names lists every tensor name, sorted.
 func (c *Checkpoint) Names() []string {
 	out := make([]string, 0, len(c.where))
@@ -222,4 +288,46 @@ func (c *Checkpoint) TotalBytes() int64 {
 		}
 	}
 	return n
+}
+
+// filesWithSuffix lists the regular files (or links to them) in dir whose
+// names end in suffix, sorted, as paths. Unlike filepath.Glob it is not
+// confused by glob metacharacters in dir.
+func filesWithSuffix(dir, suffix string) ([]string, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range ents {
+		if !strings.HasSuffix(e.Name(), suffix) || strings.HasPrefix(e.Name(), ".") || e.IsDir() {
+			continue
+		}
+		out = append(out, filepath.Join(dir, e.Name()))
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// parallel runs fn(0 … n−1) on up to GOMAXPROCS goroutines and waits.
+func parallel(n int, fn func(i int)) {
+	workers := min(runtime.GOMAXPROCS(0), n)
+	if workers <= 1 {
+		for i := range n {
+			fn(i)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				fn(i)
+			}
+		}()
+	}
+	wg.Wait()
 }

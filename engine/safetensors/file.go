@@ -130,3 +130,11 @@ func (f *File) Data(name string) ([]byte, error) {
 // Mapping returns the whole mapped file (for backends that register the
 // mapping with the device once and bind tensors by offset).
 func (f *File) Mapping() []byte { return f.data }
+
+// MappingOf returns the mapping holding tensor name (the whole file), or nil.
+func (f *File) MappingOf(name string) []byte {
+	if _, ok := f.byName[name]; !ok {
+		return nil
+	}
+	return f.data
+}

@@ -26,12 +26,20 @@ func F32(name string, dt compute.DType, shape compute.Shape, v []float32) Entry 
 }
 
 // Write writes a safetensors file atomically: to a temporary file in the
-// same directory, synced, then renamed over path. Tensors are laid out in
-// name order; the header is padded with spaces to a multiple of 8 bytes so
-// that every tensor's data is 8-byte aligned.
+// same directory, synced, then renamed over path. The layout is the reference
+// library's: tensors ordered by dtype size (largest first) then name, their
+// data contiguous with no gaps or trailing bytes, and the header padded with
+// spaces to a multiple of 8 bytes, so every tensor is aligned to its element
+// size.
 func Write(path string, entries []Entry, metadata map[string]string) error {
 	sorted := append([]Entry(nil), entries...)
-	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
+	sort.SliceStable(sorted, func(i, j int) bool {
+		a, b := sorted[i], sorted[j]
+		if a.DType.Size() != b.DType.Size() {
+			return a.DType.Size() > b.DType.Size()
+		}
+		return a.Name < b.Name
+	})
 	header := map[string]any{}
 	if len(metadata) > 0 {
 		header["__metadata__"] = metadata
@@ -40,6 +48,9 @@ func Write(path string, entries []Entry, metadata map[string]string) error {
 	for _, e := range sorted {
 		if _, dup := header[e.Name]; dup || e.Name == "__metadata__" {
 			return fmt.Errorf("safetensors: write %s: duplicate or reserved tensor name %q", path, e.Name)
+		}
+		if e.DType.Size() == 0 {
+			return fmt.Errorf("safetensors: write %s: tensor %q: invalid dtype %v", path, e.Name, e.DType)
 		}
 		want := int64(e.Shape.NumElements()) * int64(e.DType.Size())
 		if int64(len(e.Data)) != want {
@@ -50,11 +61,7 @@ func Write(path string, entries []Entry, metadata map[string]string) error {
 			shape = compute.Shape{}
 		}
 		header[e.Name] = map[string]any{"dtype": e.DType.String(), "shape": shape, "data_offsets": []int64{off, off + want}}
-		// Keep every tensor 8-byte aligned.
 		off += want
-		if pad := (8 - off%8) % 8; pad != 0 {
-			off += pad
-		}
 	}
 	js, err := json.Marshal(header)
 	if err != nil {
@@ -79,15 +86,8 @@ func Write(path string, entries []Entry, metadata map[string]string) error {
 	binary.LittleEndian.PutUint64(lb[:], uint64(len(js)))
 	w.Write(lb[:])
 	w.Write(js)
-	var pos int64
-	zero := make([]byte, 8)
 	for _, e := range sorted {
 		w.Write(e.Data)
-		pos += int64(len(e.Data))
-		if pad := (8 - pos%8) % 8; pad != 0 {
-			w.Write(zero[:pad])
-			pos += pad
-		}
 	}
 	if err := w.Flush(); err != nil {
 		return fmt.Errorf("safetensors: write %s: %w", path, err)

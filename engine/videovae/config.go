@@ -92,6 +92,28 @@ func ReadConfig(configDir, weightsDir string) (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("videovae: %w", err)
 	}
+	spath := filepath.Join(weightsDir, "config.json")
+	var sraw []byte
+	if class(raw) == "MiniMaxH3VideoVAE" {
+		if sraw, err = os.ReadFile(spath); err != nil {
+			return nil, fmt.Errorf("videovae: original layout: source config: %w", err)
+		}
+	}
+	return ParseConfig(path, raw, spath, sraw)
+}
+
+func class(raw []byte) string {
+	var head struct {
+		Class string `json:"_class_name"`
+	}
+	json.Unmarshal(raw, &head)
+	return head.Class
+}
+
+// ParseConfig parses a config.json (path names it in errors) and, for the
+// original layout's wrapper, the AutoencoderKLLegacy source config, then
+// validates the result.
+func ParseConfig(path string, raw []byte, sourcePath string, source []byte) (*Config, error) {
 	var head struct {
 		Class string `json:"_class_name"`
 	}
@@ -99,9 +121,10 @@ func ReadConfig(configDir, weightsDir string) (*Config, error) {
 		return nil, fmt.Errorf("videovae: %s: not valid JSON: %w", path, err)
 	}
 	var c *Config
+	var err error
 	switch head.Class {
 	case "MiniMaxH3VideoVAE":
-		c, err = readOriginal(path, raw, weightsDir)
+		c, err = readOriginal(path, raw, sourcePath, source)
 	case "AutoencoderKLMiniMaxH3":
 		c, err = readDiffusers(path, raw)
 	default:
@@ -121,7 +144,7 @@ func req(path, key string) error {
 	return fmt.Errorf("videovae: %s: missing required key %q", path, key)
 }
 
-func readOriginal(path string, raw []byte, weightsDir string) (*Config, error) {
+func readOriginal(path string, raw []byte, spath string, sraw []byte) (*Config, error) {
 	var w struct {
 		SourcePath *string   `json:"source_path"`
 		Clip       *int      `json:"vae_clip_length"`
@@ -139,11 +162,6 @@ func readOriginal(path string, raw []byte, weightsDir string) (*Config, error) {
 		if p == nil {
 			return nil, req(path, k)
 		}
-	}
-	spath := filepath.Join(weightsDir, "config.json")
-	sraw, err := os.ReadFile(spath)
-	if err != nil {
-		return nil, fmt.Errorf("videovae: original layout: source config: %w", err)
 	}
 	var s struct {
 		Class     string `json:"_class_name"`
@@ -225,6 +243,7 @@ func readOriginal(path string, raw []byte, weightsDir string) (*Config, error) {
 		DecoderLayers:         *s.ViT.Layers,
 		DecoderHeads:          *s.ViT.Heads,
 		DecoderHeadDim:        *s.ViT.DimHead,
+		DecoderRegisters:      4, // the release; the register_tokens tensor decides at load
 		RopeTheta:             100,
 		RopeDimRatio:          0.75,
 		DecoderNormEps:        1e-5,

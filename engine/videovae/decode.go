@@ -157,11 +157,14 @@ func (m *Model) DecodeStream(ctx context.Context, z *Volume, o *DecodeOptions, e
 		parts = 2
 	}
 	var overlap *Volume
+	cfg := m.Config
+	r := cfg.SpatialRatio()
+	clip := NewVolume(cfg.OutChannels, plan.WindowLatents*g.Ratio, z.H*r, z.W*r) // reused by every window
 	for i := 0; i < plan.Windows; i++ {
 		prog.Window = i + 1
 		start := i * g.TokensChunk
 		win := zp.Frames(start, start+plan.WindowLatents)
-		clip, err := m.decodeClip(ctx, win, tp, &prog, o.Progress)
+		err := m.decodeClip(ctx, win, tp, &prog, o.Progress, clip)
 		if err != nil {
 			return plan, err
 		}
@@ -214,22 +217,21 @@ func blendFrames(a, b *Volume, extent int) {
 }
 
 // decodeClip decodes one temporal window [24, Tw, h, w] tile by tile and
-// stitches the tiles (AutoencoderKLMiniMaxH3._decode_clip).
-func (m *Model) decodeClip(ctx context.Context, z *Volume, tp TilePlan, prog *Progress, report func(Progress)) (*Volume, error) {
-	cfg := m.Config
-	r, rt := cfg.SpatialRatio(), cfg.TemporalRatio()
-	out := NewVolume(cfg.OutChannels, z.T*rt, z.H*r, z.W*r)
+// stitches the tiles into out (AutoencoderKLMiniMaxH3._decode_clip); the
+// tiles' kept regions cover out, so every value is overwritten.
+func (m *Model) decodeClip(ctx context.Context, z *Volume, tp TilePlan, prog *Progress, report func(Progress), out *Volume) error {
+	r := m.Config.SpatialRatio()
 	st := newStitcher(out, tp, 1)
 	prog.Tile = 0
 	for i, y0 := range tp.Y.Starts {
 		for j, x0 := range tp.X.Starts {
 			if err := ctx.Err(); err != nil {
-				return nil, fmt.Errorf("videovae: decode stopped after %d of %d tiles: %w", prog.Done, prog.Total, err)
+				return fmt.Errorf("videovae: decode stopped after %d of %d tiles: %w", prog.Done, prog.Total, err)
 			}
 			tile := z.Box(0, z.T, y0/r, (y0+tp.Y.Tile)/r, x0/r, (x0+tp.X.Tile)/r)
 			pix, err := m.dec.Forward(m.b, tile)
 			if err != nil {
-				return nil, fmt.Errorf("videovae: decode window %d tile %d: %w", prog.Window, prog.Tile+1, err)
+				return fmt.Errorf("videovae: decode window %d tile %d: %w", prog.Window, prog.Tile+1, err)
 			}
 			st.put(i, j, pix)
 			prog.Tile++
@@ -239,7 +241,7 @@ func (m *Model) decodeClip(ctx context.Context, z *Volume, tp TilePlan, prog *Pr
 			}
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // Decode decodes de-normalized latents z [24, T, h, w] into the VAE's

@@ -95,7 +95,7 @@ func (v *Volume) CheckFinite(what string) error {
 		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
 			hw := v.H * v.W
 			c, r := i/(v.T*hw), i%(v.T*hw)
-			return fmt.Errorf("videovae: %s has a non-finite value %v at channel %d, frame %d, row %d, column %d (every value must be finite)",
+			return fmt.Errorf("videovae: %s: non-finite value %v at channel %d, frame %d, row %d, column %d (every value must be finite)",
 				what, x, c, r/hw, (r%hw)/v.W, r%v.W)
 		}
 	}

@@ -1,7 +1,9 @@
 package studio
 
 import (
+	"errors"
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -49,15 +51,12 @@ func (p Problem) String() string {
 	return p.Message + " " + p.Fix
 }
 
-// Reference limits of the released Ref2VA checkpoint.
+// MaxReferences is the most reference files a request may hold (the media
+// layer's limits are the rule; see referenceRules).
+var MaxReferences = media.DefaultLimits.MaxFiles
+
+// Canvas limits.
 const (
-	MaxPictures      = 9
-	MaxVideos        = 3
-	MaxAudio         = 3
-	MaxReferences    = 12
-	MinClip          = 2 * time.Second  // shortest reference video or audio clip
-	MaxClip          = 15 * time.Second // longest one
-	MaxClipsTotal    = 15 * time.Second // videos together, and audio clips together
 	MaxCanvasPixels  = 768 * 1344
 	canvasMultiple   = 32
 	maxPromptLabelNo = 99
@@ -97,9 +96,9 @@ func Check(d Draft) []Problem {
 	// References.
 	hasFrames := !d.First.Empty() || !d.Last.Empty()
 	if hasFrames && len(d.References) > 0 {
+		// The list gets the media layer's wording of this rule below.
 		msg := "References can't be combined with a first or last frame."
 		fix := "Remove the references or the frames."
-		add(AtReferences, -1, Error, msg, fix)
 		if !d.First.Empty() {
 			add(AtFirst, -1, Error, msg, fix)
 		}
@@ -107,28 +106,14 @@ func Check(d Draft) []Problem {
 			add(AtLast, -1, Error, msg, fix)
 		}
 	}
-	var pics, vids, auds int
-	var vidTotal, audTotal time.Duration
-	visual := false
+	// The file states only the UI knows (being read, broken, missing) …
 	for i, r := range d.References {
 		m := r.Media
-		switch m.Kind {
-		case media.KindImage:
-			pics++
-			visual = true
-		case media.KindVideo:
-			vids++
-			visual = true
-		case media.KindAudio:
-			auds++
-		}
 		switch m.State {
 		case MediaBroken:
 			add(AtReferences, i, Error, fmt.Sprintf("%s can't be read: %s", m.Name(), m.Note), "Replace or remove it.")
-			continue
 		case MediaMissing:
 			add(AtReferences, i, Error, fmt.Sprintf("%s was moved or deleted.", m.Name()), "Drop it again, or remove it.")
-			continue
 		case MediaLimited:
 			if m.Note != "" {
 				add(AtReferences, i, Warning, fmt.Sprintf("%s: %s", m.Name(), m.Note), "")
@@ -137,48 +122,108 @@ func Check(d Draft) []Problem {
 		if r.Sound.State == MediaBroken || r.Sound.State == MediaMissing {
 			add(AtReferences, i, Error, fmt.Sprintf("The sound paired with %s (%s) can't be used: %s", m.Name(), r.Sound.Name(), r.Sound.Note), "Pair another sound file, or remove the pairing.")
 		}
-		if m.Kind == media.KindVideo || m.Kind == media.KindAudio {
-			dur := m.Info.Duration
-			if m.State != MediaReady || dur == 0 {
-				continue // unknown until read
-			}
-			what := "video"
-			if m.Kind == media.KindAudio {
-				what = "sound clip"
-				audTotal += dur
-			} else {
-				vidTotal += dur
-			}
-			if dur < MinClip || dur > MaxClip {
-				add(AtReferences, i, Error, fmt.Sprintf("%s is %s long; a reference %s must last 2 to 15 seconds.", m.Name(), fmtDur(dur), what), "Trim it, or use another clip.")
-			}
-		}
 	}
-	if pics > MaxPictures {
-		add(AtReferences, -1, Error, fmt.Sprintf("Too many pictures: %d (at most %d).", pics, MaxPictures), "Remove some pictures.")
-	}
-	if vids > MaxVideos {
-		add(AtReferences, -1, Error, fmt.Sprintf("Too many videos: %d (at most %d).", vids, MaxVideos), "Remove some videos.")
-	}
-	if auds > MaxAudio {
-		add(AtReferences, -1, Error, fmt.Sprintf("Too many sound clips: %d (at most %d).", auds, MaxAudio), "Remove some sound clips.")
-	}
-	if n := len(d.References); n > MaxReferences {
-		add(AtReferences, -1, Error, fmt.Sprintf("Too many references: %d (at most %d files).", n, MaxReferences), "Remove some references.")
-	}
-	if auds > 0 && !visual {
-		add(AtReferences, -1, Error, "A sound reference needs a picture or video reference too.", "Add a picture or a video, or remove the sound.")
-	}
-	if vidTotal > MaxClipsTotal {
-		add(AtReferences, -1, Error, fmt.Sprintf("The reference videos last %s together (at most 15 s).", fmtDur(vidTotal)), "Use shorter or fewer videos.")
-	}
-	if audTotal > MaxClipsTotal {
-		add(AtReferences, -1, Error, fmt.Sprintf("The sound clips last %s together (at most 15 s).", fmtDur(audTotal)), "Use shorter or fewer clips.")
+	// … and the release's reference rules, from the media layer (the same
+	// function the engine applies), on everything known so far.
+	for _, p := range referenceRules(d) {
+		ps = append(ps, p)
 	}
 
 	ps = append(ps, checkSettings(d.Settings)...)
 	ps = append(ps, checkPromptLabels(d)...)
 	return ps
+}
+
+// referenceRules runs media.CheckReferences on the list. A file not read
+// yet (or that this build can't read) counts with the shortest legal
+// length, a lower bound, so totals are never flagged wrongly.
+func referenceRules(d Draft) []Problem {
+	if len(d.References) == 0 {
+		return nil
+	}
+	refs := make([]media.Ref, len(d.References))
+	for i, r := range d.References {
+		m := r.Media
+		ref := media.Ref{Kind: m.Kind, Path: m.Path, Info: m.Info}
+		if m.State != MediaReady {
+			ref.Info = media.Info{}
+		}
+		if m.Kind != media.KindImage && ref.Info.Duration == 0 {
+			ref.Info.Kind, ref.Info.Duration = m.Kind, media.DefaultLimits.MinClip
+			ref.Info.HasAudio = m.Kind == media.KindAudio || !r.Silent
+		}
+		if m.Kind == media.KindVideo {
+			ref.Soundtrack = !r.Silent && r.Sound.Empty()
+			if !r.Sound.Empty() {
+				ref.AudioPath, ref.AudioInfo = r.Sound.Path, r.Sound.Info
+				if r.Sound.State != MediaReady || r.Sound.Info.Duration == 0 {
+					ref.AudioInfo = media.Info{Kind: media.KindAudio, HasAudio: true, Duration: media.DefaultLimits.MinClip}
+				}
+			}
+		}
+		refs[i] = ref
+	}
+	err := media.CheckReferences(refs, !d.First.Empty() || !d.Last.Empty(), media.DefaultLimits)
+	var re *media.RefError
+	if !errors.As(err, &re) {
+		return nil
+	}
+	var ps []Problem
+	for _, p := range re.Problems {
+		msg := sentence(p.Rule)
+		if p.Index >= 0 && p.Index < len(d.References) {
+			name := d.References[p.Index].Media.Name()
+			if p.Path != "" && p.Path != d.References[p.Index].Media.Path {
+				name = filepath.Base(p.Path)
+			}
+			msg = name + " " + strings.TrimSuffix(p.Rule, ".") + "."
+			if !startsWithVerb(p.Rule) {
+				msg = name + ": " + strings.TrimSuffix(p.Rule, ".") + "."
+			}
+		}
+		ps = append(ps, Problem{Where: AtReferences, Index: p.Index, Severity: Error, Message: msg, Fix: ruleFix(p.Rule)})
+	}
+	return ps
+}
+
+func sentence(s string) string {
+	s = strings.TrimSuffix(s, ".")
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:] + "."
+}
+
+func startsWithVerb(rule string) bool {
+	for _, v := range []string{"is ", "has ", "must "} {
+		if strings.HasPrefix(rule, v) {
+			return true
+		}
+	}
+	return false
+}
+
+// ruleFix is the fix for a media reference rule.
+func ruleFix(rule string) string {
+	switch {
+	case strings.Contains(rule, "combined"):
+		return "Remove the references or the frames."
+	case strings.Contains(rule, "at most"):
+		return "Remove some references."
+	case strings.Contains(rule, "in total"):
+		return "Use shorter or fewer clips."
+	case strings.Contains(rule, "long"):
+		return "Trim it, or use another clip."
+	case strings.Contains(rule, "1:4 and 4:1"):
+		return "Crop it, or use another."
+	case strings.Contains(rule, "needs at least one picture"):
+		return "Add a picture or a video, or remove the sound."
+	case strings.Contains(rule, "no sound track"):
+		return "Use it without its sound, or pair a sound file."
+	case strings.Contains(rule, "no sound"):
+		return "Use another sound file."
+	}
+	return ""
 }
 
 func checkSettings(s Settings) []Problem {

@@ -13,7 +13,7 @@ func img(name string) Media {
 }
 
 func clip(name string, k media.Kind, secs float64) Media {
-	return Media{Path: "/in/" + name, Kind: k, State: MediaReady, Info: media.Info{Kind: k, Duration: time.Duration(secs * float64(time.Second))}}
+	return Media{Path: "/in/" + name, Kind: k, State: MediaReady, Info: media.Info{Kind: k, HasAudio: true, Duration: time.Duration(secs * float64(time.Second))}}
 }
 
 func refs(ms ...Media) []Reference {
@@ -46,20 +46,31 @@ func TestCheck(t *testing.T) {
 		{"ok t2va", func(d *Draft) {}, 0, ""},
 		{"empty prompt", func(d *Draft) { d.Prompt = "  " }, AtPrompt, "prompt is empty"},
 		{"refs with frames", func(d *Draft) { d.First = img("a.png"); d.References = refs(img("b.png")) }, AtFirst, "can't be combined"},
+		{"refs with frames (list)", func(d *Draft) { d.Last = img("a.png"); d.References = refs(img("b.png")) }, AtReferences, "cannot be combined with a first or last frame"},
+		{"silent video as soundtrack", func(d *Draft) {
+			v := clip("v.mp4", media.KindVideo, 3)
+			v.Info.HasAudio = false
+			d.References = refs(img("p.png"), v)
+		}, AtReferences, "has no sound track"},
+		{"panorama picture", func(d *Draft) {
+			p := img("wide.png")
+			p.Info = media.Info{Kind: media.KindImage, Width: 5000, Height: 1000}
+			d.References = refs(p)
+		}, AtReferences, "between 1:4 and 4:1"},
 		{"video as first frame", func(d *Draft) { d.First = clip("v.mp4", media.KindVideo, 3) }, AtFirst, "not a picture"},
 		{"broken first", func(d *Draft) { d.First = img("a.png"); d.First.State = MediaBroken; d.First.Note = "truncated PNG" }, AtFirst, "truncated PNG"},
 		{"missing ref", func(d *Draft) { d.References = refs(img("a.png")); d.References[0].Media.State = MediaMissing }, AtReferences, "moved or deleted"},
-		{"10 pictures", func(d *Draft) { d.References = refs(many(10, media.KindImage)...) }, AtReferences, "Too many pictures: 10"},
-		{"4 videos", func(d *Draft) { d.References = refs(many(4, media.KindVideo)...) }, AtReferences, "Too many videos: 4"},
-		{"4 audio", func(d *Draft) { d.References = refs(append(many(4, media.KindAudio), img("p"))...) }, AtReferences, "Too many sound clips: 4"},
+		{"10 pictures", func(d *Draft) { d.References = refs(many(10, media.KindImage)...) }, AtReferences, "At most 9 picture references, got 10"},
+		{"4 videos", func(d *Draft) { d.References = refs(many(4, media.KindVideo)...) }, AtReferences, "At most 3 video references, got 4"},
+		{"4 audio", func(d *Draft) { d.References = refs(append(many(4, media.KindAudio), img("p"))...) }, AtReferences, "At most 3 audio clips, got 4"},
 		{"13 files", func(d *Draft) {
 			d.References = refs(append(append(many(9, media.KindImage), many(2, media.KindVideo)...), many(2, media.KindAudio)...)...)
-		}, AtReferences, "Too many references: 13"},
-		{"audio alone", func(d *Draft) { d.References = refs(clip("a.wav", media.KindAudio, 3)) }, AtReferences, "needs a picture or video"},
-		{"short clip", func(d *Draft) { d.References = refs(clip("v.mp4", media.KindVideo, 1.5)) }, AtReferences, "1.5 s long"},
+		}, AtReferences, "At most 12 reference files in all, got 13"},
+		{"audio alone", func(d *Draft) { d.References = refs(clip("a.wav", media.KindAudio, 3)) }, AtReferences, "needs at least one picture or video"},
+		{"short clip", func(d *Draft) { d.References = refs(clip("v.mp4", media.KindVideo, 1.5)) }, AtReferences, "this one is 1.5 s"},
 		{"long total", func(d *Draft) {
 			d.References = refs(clip("a.mp4", media.KindVideo, 8), clip("b.mp4", media.KindVideo, 8))
-		}, AtReferences, "16.0 s together"},
+		}, AtReferences, "these last 16.0 s"},
 		{"bad canvas", func(d *Draft) { d.Settings.Width = 100 }, AtSettings, "multiples of 32"},
 		{"huge canvas", func(d *Draft) { d.Settings.Width, d.Settings.Height = 2048, 2048 }, AtSettings, "larger than the model allows"},
 		{"bad length", func(d *Draft) { d.Settings.Frames = 50 }, AtSettings, "not a legal length"},

@@ -171,10 +171,14 @@ func SpeedNote(rel float64) string {
 	switch {
 	case rel <= 0:
 		return ""
-	case rel > 0.9 && rel < 1.1:
+	case rel > 0.85 && rel < 1.18:
 		return "the usual speed"
+	case rel < 1 && 1/rel < 1.5:
+		return "a little faster"
 	case rel < 1:
 		return "about " + roughFactor(1/rel) + "× faster"
+	case rel < 1.5:
+		return "a little slower"
 	default:
 		return "about " + roughFactor(rel) + "× slower"
 	}

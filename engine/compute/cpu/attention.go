@@ -6,8 +6,91 @@ import (
 	"h3studio/engine/compute"
 )
 
+// attentionBlock is the number of query rows of one Attention task.
+const attentionBlock = 64
+
 // Attention computes softmax(q·kᵀ·scale)·v per head with float32 scores.
+// Tasks are (head, block of 64 query rows): the block's scores against
+// every key come from the blocked GEMM (q·kᵀ), then the row-wise softmax
+// (max, exp, sum in key order; the unnormalised probabilities rounded to
+// dst's dtype with RoundProbs), then the GEMM p·v and one division by the
+// sum. OracleDotMatMul selects the original per-row dot-product loop.
 func (b *Backend) Attention(dst, q, k, v *compute.Tensor, p compute.AttentionParams) {
+	if b.opts.Oracles.Has(OracleDotMatMul) {
+		b.attentionDot(dst, q, k, v, p)
+		return
+	}
+	compute.Check(q.Rank() == 3 && k.Rank() == 3 && v.Rank() == 3, "Attention", "q %v k %v v %v must be [H, S, D]", q, k, v)
+	compute.SameShape("Attention", dst, q)
+	compute.SameShape("Attention", k, v)
+	Hq, Sq, D := q.Dim(0), q.Dim(1), q.Dim(2)
+	Hkv, Sk := k.Dim(0), k.Dim(1)
+	compute.Check(k.Dim(2) == D && Hkv > 0 && Hq%Hkv == 0, "Attention", "q %v vs k %v", q, k)
+	b.dispatch(4 * float64(Hq) * float64(Sq) * float64(Sk) * float64(D))
+	qs, ks, vs := load(q), load(k), load(v)
+	out := make([]float32, dst.NumElements())
+	rp := p.RoundProbs && lowPrecision(dst.DType())
+	rnd := rounder(dst.DType())
+	group := Hq / Hkv
+	blocks := (Sq + attentionBlock - 1) / attentionBlock
+	simd := b.simdGEMM()
+	b.parallel(Hq*blocks, 1, func(lo, hi int) {
+		ws := packPool.Get().(*[]float32)
+		defer packPool.Put(ws)
+		scores := make([]float32, attentionBlock*Sk)
+		sums := make([]float32, attentionBlock)
+		for t := lo; t < hi; t++ {
+			h, i0 := t/blocks, (t%blocks)*attentionBlock
+			rows := min(attentionBlock, Sq-i0)
+			kh := h / group
+			kb := ks[kh*Sk*D : (kh+1)*Sk*D]
+			vb := vs[kh*Sk*D : (kh+1)*Sk*D]
+			s := scores[:rows*Sk]
+			gemmSerial(s, Sk, qs[(h*Sq+i0)*D:], D, rows, Sk, D, packRows(kb, D, Sk), simd, *ws)
+			for r := 0; r < rows; r++ {
+				row := s[r*Sk : (r+1)*Sk]
+				limit := Sk
+				if p.Causal {
+					limit = min(i0+r+(Sk-Sq)+1, Sk)
+				}
+				mx := float32(math.Inf(-1))
+				for j := 0; j < limit; j++ {
+					row[j] *= p.Scale
+					if row[j] > mx {
+						mx = row[j]
+					}
+				}
+				var sum float32
+				for j := 0; j < limit; j++ {
+					e := float32(math.Exp(float64(row[j] - mx)))
+					sum += e
+					if rp {
+						e = rnd(e)
+					}
+					row[j] = e
+				}
+				for j := limit; j < Sk; j++ {
+					row[j] = 0
+				}
+				sums[r] = sum
+			}
+			o := out[(h*Sq+i0)*D : (h*Sq+i0+rows)*D]
+			gemmSerial(o, D, s, Sk, rows, D, Sk, packCols(vb, D, D), simd, *ws)
+			for r := 0; r < rows; r++ {
+				inv := 1 / sums[r]
+				orow := o[r*D : (r+1)*D]
+				for d := range orow {
+					orow[d] *= inv
+				}
+			}
+		}
+	})
+	store(dst, out)
+}
+
+// attentionDot is the original reference loop: per query row, one dot
+// product per key, softmax, and a scalar accumulation of p·v.
+func (b *Backend) attentionDot(dst, q, k, v *compute.Tensor, p compute.AttentionParams) {
 	compute.Check(q.Rank() == 3 && k.Rank() == 3 && v.Rank() == 3, "Attention", "q %v k %v v %v must be [H, S, D]", q, k, v)
 	compute.SameShape("Attention", dst, q)
 	compute.SameShape("Attention", k, v)

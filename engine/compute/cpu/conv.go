@@ -1,6 +1,8 @@
 package cpu
 
 import (
+	"sync"
+
 	"h3studio/engine/compute"
 )
 
@@ -76,7 +78,12 @@ func (b *Backend) Conv(dst, x, w, bias *compute.Tensor, p compute.ConvParams) {
 	colLen := cinG * g.kprod
 	b.dispatch(2 * float64(Cout) * float64(g.outProd) * float64(colLen))
 	xs, ws := load(x), load(w)
-	out := make([]float32, dst.NumElements())
+	out := convOutput(dst, x, w)
+	if g.nsp == 1 && !b.opts.Oracles.Has(OracleGenericConv) {
+		b.conv1D(out, xs, ws, bs, g, p, G, cinG, coutG)
+		store(dst, out)
+		return
+	}
 	b.parallel(g.outProd, 16, func(lo, hi int) {
 		col := make([]float32, colLen)
 		opos := make([]int, g.nsp)
@@ -147,7 +154,12 @@ func (b *Backend) ConvTranspose(dst, x, w, bias *compute.Tensor, p compute.ConvP
 	cinG := Cin / G
 	b.dispatch(2 * float64(Cin) * float64(coutG) * float64(g.inProd) * float64(g.kprod))
 	xs, ws := load(x), load(w)
-	out := make([]float32, dst.NumElements())
+	out := convOutput(dst, x, w)
+	if g.nsp == 1 && !b.opts.Oracles.Has(OracleGenericConv) {
+		b.convTranspose1D(out, xs, ws, bs, g, p, Cout, cinG, coutG)
+		store(dst, out)
+		return
+	}
 	b.parallel(g.outProd, 16, func(lo, hi int) {
 		opos := make([]int, g.nsp)
 		kpos := make([]int, g.nsp)
@@ -192,4 +204,167 @@ func (b *Backend) ConvTranspose(dst, x, w, bias *compute.Tensor, p compute.ConvP
 		}
 	})
 	store(dst, out)
+}
+
+// OracleGenericConv selects the N-d gather loops of Conv and ConvTranspose
+// for 1-D convolutions too, instead of their fast paths. Both compute the
+// same products in the same order, so results are bit-identical; the
+// oracle exists for A/B diagnosis.
+var OracleGenericConv = compute.RegisterOracle("cpu-generic-conv",
+	"CPU Conv/ConvTranspose: the generic N-d gather loop for 1-D convolutions (bit-identical to the fast path)")
+
+// convOutput returns dst's own storage to compute into when that is safe
+// (F32 and not overlapping an operand), else scratch: it saves an
+// allocation and a copy per call.
+func convOutput(dst, x, w *compute.Tensor) []float32 {
+	if dst.DType() == compute.F32 && !aliased(dst, x) && !aliased(dst, w) {
+		return output(dst)
+	}
+	return make([]float32, dst.NumElements())
+}
+
+// tapTable caches the per-position tap tables of recent 1-D geometries:
+// the audio decoder repeats each geometry dozens of times per channel.
+type tapTable struct {
+	first, taps, pos []int32
+}
+
+type tapKey struct {
+	transpose, L, K, O, s, d, pb int
+	mode                         compute.PadMode
+}
+
+var (
+	tapMu    sync.Mutex
+	tapCache = map[tapKey]*tapTable{}
+	tapOrder []tapKey
+)
+
+// tapsFor returns, for every output position of a 1-D (transposed)
+// convolution, its contributing taps in ascending order and their input
+// positions (−1 for a zero-padded tap of Conv).
+func tapsFor(k tapKey) *tapTable {
+	tapMu.Lock()
+	defer tapMu.Unlock()
+	if t, ok := tapCache[k]; ok {
+		return t
+	}
+	t := &tapTable{first: make([]int32, k.O+1)}
+	if k.transpose == 0 {
+		t.pos = make([]int32, k.O*k.K)
+		for o := 0; o < k.O; o++ {
+			t.first[o] = int32(o * k.K)
+			for j := 0; j < k.K; j++ {
+				i, ok := padIndex(o*k.s-k.pb+j*k.d, k.L, k.mode)
+				if !ok {
+					i = -1
+				}
+				t.pos[o*k.K+j] = int32(i)
+			}
+		}
+		t.first[k.O] = int32(k.O * k.K)
+	} else {
+		t.taps = make([]int32, 0, k.O*((k.K+k.s-1)/k.s+1))
+		t.pos = make([]int32, 0, cap(t.taps))
+		for o := 0; o < k.O; o++ {
+			t.first[o] = int32(len(t.taps))
+			for j := 0; j < k.K; j++ {
+				num := o + k.pb - j*k.d
+				if num >= 0 && num%k.s == 0 && num/k.s < k.L {
+					t.taps = append(t.taps, int32(j))
+					t.pos = append(t.pos, int32(num/k.s))
+				}
+			}
+		}
+		t.first[k.O] = int32(len(t.taps))
+	}
+	const keep = 16
+	if len(tapOrder) >= keep {
+		delete(tapCache, tapOrder[0])
+		tapOrder = tapOrder[1:]
+	}
+	tapCache[k] = t
+	tapOrder = append(tapOrder, k)
+	return t
+}
+
+// conv1D is Conv for one spatial axis: the same receptive-field vector
+// (channel-major, then tap) and the same dot product as the generic loop,
+// without its per-element coordinate arithmetic.
+func (b *Backend) conv1D(out, xs, ws, bs []float32, g convGeom, p compute.ConvParams, G, cinG, coutG int) {
+	L, K, O := g.in[0], g.k[0], g.out[0]
+	s, d, pb := p.StrideAt(0), p.DilationAt(0), p.PadBeforeAt(0)
+	colLen := cinG * K
+	// Source index of every (output, tap), or −1 for a zero-padded tap.
+	src := tapsFor(tapKey{0, L, K, O, s, d, pb, p.PadMode}).pos
+	b.parallel(O, 16, func(lo, hi int) {
+		col := make([]float32, colLen)
+		for o := lo; o < hi; o++ {
+			taps := src[o*K : (o+1)*K]
+			for gi := 0; gi < G; gi++ {
+				for ci := 0; ci < cinG; ci++ {
+					row := xs[(gi*cinG+ci)*L : (gi*cinG+ci+1)*L]
+					c := col[ci*K : (ci+1)*K]
+					for k, i := range taps {
+						if i >= 0 {
+							c[k] = row[i]
+						} else {
+							c[k] = 0
+						}
+					}
+				}
+				for oc := gi * coutG; oc < (gi+1)*coutG; oc++ {
+					v := dot(col, ws[oc*colLen:(oc+1)*colLen])
+					if bs != nil {
+						v += bs[oc]
+					}
+					out[oc*O+o] = v
+				}
+			}
+		}
+	})
+}
+
+// convTranspose1D is ConvTranspose for one spatial axis, accumulating in
+// the generic loop's order (taps ascending, input channels inner).
+func (b *Backend) convTranspose1D(out, xs, ws, bs []float32, g convGeom, p compute.ConvParams, Cout, cinG, coutG int) {
+	L, K, O := g.in[0], g.k[0], g.out[0]
+	s, d, pb := p.StrideAt(0), p.DilationAt(0), p.PadBeforeAt(0)
+	// The contributing taps of every output position and their inputs.
+	tt := tapsFor(tapKey{1, L, K, O, s, d, pb, compute.PadZeros})
+	first, taps, pos := tt.first, tt.taps, tt.pos
+	if cinG == 1 && coutG == 1 { // depthwise (the audio VAE's upsampler)
+		b.parallel(Cout*O, 256, func(lo, hi int) {
+			for e := lo; e < hi; e++ {
+				oc, o := e/O, e%O
+				x, w := xs[oc*L:(oc+1)*L], ws[oc*K:(oc+1)*K]
+				var acc float32
+				for j := first[o]; j < first[o+1]; j++ {
+					acc += x[pos[j]] * w[taps[j]]
+				}
+				if bs != nil {
+					acc += bs[oc]
+				}
+				out[e] = acc
+			}
+		})
+		return
+	}
+	b.parallel(Cout*O, 256, func(lo, hi int) {
+		for e := lo; e < hi; e++ {
+			oc, o := e/O, e%O
+			gi, ocl := oc/coutG, oc%coutG
+			var acc float32
+			for j := first[o]; j < first[o+1]; j++ {
+				k, i := int(taps[j]), int(pos[j])
+				for ci := gi * cinG; ci < (gi+1)*cinG; ci++ {
+					acc += xs[ci*L+i] * ws[(ci*coutG+ocl)*K+k]
+				}
+			}
+			if bs != nil {
+				acc += bs[oc]
+			}
+			out[e] = acc
+		}
+	})
 }

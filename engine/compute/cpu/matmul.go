@@ -29,7 +29,10 @@ func dot(a, b []float32) float32 {
 	return ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
 }
 
-// MatMul computes dst[m,n] = Σ_k x[m,k]·w[n,k] + bias[n].
+// MatMul computes dst[m,n] = Σ_k x[m,k]·w[n,k] + bias[n] with the blocked
+// GEMM (gemm.go): float32 accumulation, the bias added to each finished
+// sum, one rounding to dst's dtype. OracleDotMatMul selects the original
+// per-element dot-product loop.
 func (b *Backend) MatMul(dst, x, w, bias *compute.Tensor) {
 	compute.Check(w.Rank() == 2, "MatMul", "weight %v is not a matrix", w)
 	N, K := w.Dim(0), w.Dim(1)
@@ -42,6 +45,32 @@ func (b *Backend) MatMul(dst, x, w, bias *compute.Tensor) {
 		bs = load(bias)
 	}
 	b.dispatch(2 * float64(M) * float64(N) * float64(K))
+	if b.opts.Oracles.Has(OracleDotMatMul) {
+		b.matMulDot(dst, x, w, bs, M, N, K)
+		return
+	}
+	xs := load(x)
+	out := output(dst)
+	if dst.Backend() == x.Backend() && aliased(dst, x) {
+		out = make([]float32, dst.NumElements())
+	}
+	b.gemm(out, N, xs, K, M, N, K, packTensorRows(w))
+	if bs != nil {
+		b.parallel(M, 64, func(lo, hi int) {
+			for m := lo; m < hi; m++ {
+				row := out[m*N : (m+1)*N]
+				for n, v := range bs {
+					row[n] += v
+				}
+			}
+		})
+	}
+	store(dst, out)
+}
+
+// matMulDot is the original reference loop: one 8-way dot product per
+// output element, weight panels decoded to float32.
+func (b *Backend) matMulDot(dst, x, w *compute.Tensor, bs []float32, M, N, K int) {
 	xs := load(x)
 	out := output(dst)
 	if dst.Backend() == x.Backend() && aliased(dst, x) {

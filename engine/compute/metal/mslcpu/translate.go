@@ -555,25 +555,51 @@ func (x *translator) instantiation(i int, host string, attrEnd int) (int, bool) 
 }
 
 // storage rewrites `threadgroup T a[N], b[M];` (no pointers, references or
-// initialisers) at i into arena references. ok is false for anything else,
-// which keeps `threadgroup` as an (erased) address-space qualifier.
+// initialisers) at i into arena references. ok is false for a pointer or
+// reference declaration, which keeps `threadgroup` as an (erased)
+// address-space qualifier; anything else is an error, never a silently
+// thread-private array.
 func (x *translator) storage(i int) (string, int, bool) {
 	end := i
+	brackets := 0
+	pointer := false
 	for ; end < len(x.toks) && !x.is(end, ";"); end++ {
 		switch x.toks[end].s {
-		case "*", "&", "(", "=", "{":
-			return "", 0, false
+		case "[", "(":
+			brackets++
+		case "]", ")":
+			brackets--
+		case "*", "&":
+			if brackets == 0 {
+				pointer = true
+			}
+		case "=", "{":
+			if brackets == 0 && !pointer {
+				x.errorf(x.toks[i], "threadgroup variables cannot have initialisers")
+				return "", end, false
+			}
 		}
+	}
+	if pointer {
+		return "", 0, false
 	}
 	body := x.toks[i+1 : end]
 	var decls [][]token
 	depth, start := 0, 0
 	for j, t := range body {
 		switch t.s {
-		case "[", "<":
+		case "[", "(":
 			depth++
-		case "]", ">":
+		case "]", ")":
 			depth--
+		case "<":
+			if depth == 0 {
+				depth += 1000 // template arguments of the type
+			}
+		case ">":
+			if depth >= 1000 {
+				depth -= 1000
+			}
 		case ",":
 			if depth == 0 {
 				decls = append(decls, body[start:j])
@@ -593,7 +619,8 @@ func (x *translator) storage(i int) (string, int, bool) {
 		}
 	}
 	if nameAt <= 0 {
-		return "", 0, false
+		x.errorf(x.toks[i], "cannot parse threadgroup declaration %q", join(x.toks[i:end]))
+		return "", end, false
 	}
 	typ := join(first[:nameAt])
 	var b strings.Builder
@@ -606,7 +633,8 @@ func (x *translator) storage(i int) (string, int, bool) {
 			n++
 		}
 		if n >= len(decl) || decl[n].k != tIdent {
-			return "", 0, false
+			x.errorf(x.toks[i], "cannot parse threadgroup declaration %q", join(x.toks[i:end]))
+			return "", end, false
 		}
 		fmt.Fprintf(&b, "auto& %s = *::msl::tg<%s%s>(%d); ", decl[n].s, typ, join(decl[n+1:]), x.slot)
 		x.slot++

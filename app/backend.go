@@ -1,0 +1,34 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"h3studio/engine/compute"
+	"h3studio/engine/compute/cpu"
+)
+
+// minGPUWorkingSet is the smallest recommended working set the Metal backend
+// accepts: below it not even the streaming modes fit (two DiT blocks, the
+// activations of a 512² request and one text-encoder layer).
+const minGPUWorkingSet = 4 << 30
+
+// openBackend returns the compute backend for choice: "metal", "cpu", or
+// "auto" (or ""), which takes Metal when the Mac has a usable GPU and
+// otherwise says why on notice and uses the CPU.
+func openBackend(choice string, notice io.Writer) (compute.Backend, error) {
+	switch choice {
+	case "cpu":
+		return cpu.New(cpu.Options{}), nil
+	case "metal":
+		return openMetal()
+	case "", "auto":
+		b, err := openMetal()
+		if err == nil {
+			return b, nil
+		}
+		fmt.Fprintf(notice, "h3studio: not using the GPU: %v; computing on the CPU instead (much slower)\n", err)
+		return cpu.New(cpu.Options{}), nil
+	}
+	return nil, fmt.Errorf("unknown backend %q (want auto, metal or cpu)", choice)
+}

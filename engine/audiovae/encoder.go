@@ -1,0 +1,221 @@
+package audiovae
+
+import (
+	"fmt"
+	"math"
+
+	"h3studio/engine/compute"
+	"h3studio/engine/nn"
+	"h3studio/engine/safetensors"
+)
+
+// encoder is the DAC waveform encoder, the attention projection pre_block
+// and the posterior heads (spec §9.4–§9.6).
+type encoder struct {
+	cfg     *Config
+	convIn  conv1d
+	blocks  []encBlock
+	snake   *compute.Tensor // Snake alpha before the last conv
+	convOut conv1d
+	pre     preBlock
+	mean    nn.Linear // mean_proj (Conv1d k1) as a Linear
+	logs    nn.Linear
+}
+
+// encBlock is MiniMaxH3AudioEncoderBlock: three residual units, Snake, a
+// strided conv.
+type encBlock struct {
+	units []resUnit
+	snake *compute.Tensor
+	down  conv1d
+}
+
+// resUnit is MiniMaxH3AudioResidualUnit.
+type resUnit struct {
+	snake1, snake2 *compute.Tensor
+	conv1, conv2   conv1d
+}
+
+// preBlock is MiniMaxH3AudioAttnProjection.
+type preBlock struct {
+	norm1W, norm1B, norm2W, norm2B, norm3W, norm3B *compute.Tensor
+	qkv                                            nn.Linear // bias = [q_bias; zero_k_bias; v_bias]
+	pool                                           *compute.Tensor
+	attnProj                                       nn.Linear
+	proj                                           nn.Linear
+	mlpNormW, mlpNormB                             *compute.Tensor
+	w01                                            nn.Linear // [w0; w1] stacked: GELU-tanh gate first
+	w2                                             nn.Linear
+}
+
+func snakeAlpha(w *safetensors.Binder, name string, c int) *compute.Tensor {
+	return w.Tensor(name, 1, c, 1)
+}
+
+func loadEncoder(w *safetensors.Binder, cfg *Config) *encoder {
+	e := &encoder{cfg: cfg}
+	d := cfg.EncoderDim
+	e.convIn = wnConv(w, "encoder.block.0", d, 1, 7, 1, 3, 1, true)
+	for s, stride := range cfg.EncoderRates {
+		p := fmt.Sprintf("encoder.block.%d.block.", s+1)
+		var blk encBlock
+		for u, dil := range []int{1, 3, 9} {
+			q := fmt.Sprintf("%s%d.block.", p, u)
+			blk.units = append(blk.units, resUnit{
+				snake1: snakeAlpha(w, q+"0.alpha", d),
+				conv1:  wnConv(w, q+"1", d, d, 7, dil, 3*dil, 1, true),
+				snake2: snakeAlpha(w, q+"2.alpha", d),
+				conv2:  wnConv(w, q+"3", d, d, 1, 1, 0, 1, true),
+			})
+		}
+		blk.snake = snakeAlpha(w, p+"3.alpha", d)
+		blk.down = wnConv(w, p+"4", 2*d, d, 2*stride, 1, (stride+1)/2, stride, true)
+		e.blocks = append(e.blocks, blk)
+		d *= 2
+	}
+	n := len(cfg.EncoderRates)
+	e.snake = snakeAlpha(w, fmt.Sprintf("encoder.block.%d.alpha", n+1), d)
+	e.convOut = wnConv(w, fmt.Sprintf("encoder.block.%d", n+2), cfg.LatentDim, d, 3, 1, 1, 1, true)
+
+	L, C := cfg.LatentDim, cfg.LatentChannels
+	pb := w.Sub("pre_block.")
+	pr := &e.pre
+	pr.norm1W, pr.norm1B = pb.Tensor("norm1.weight", L), pb.Tensor("norm1.bias", L)
+	pr.norm3W, pr.norm3B = pb.Tensor("norm3.weight", L), pb.Tensor("norm3.bias", L)
+	pr.norm2W, pr.norm2B = pb.Tensor("norm2.weight", C), pb.Tensor("norm2.bias", C)
+	pr.qkv.W = pb.Tensor("attn.qkv.weight", 3*L, L)
+	qb := pb.Float32s("attn.q_bias", L)
+	kb := pb.Float32s("attn.zero_k_bias", L)
+	vb := pb.Float32s("attn.v_bias", L)
+	if qb != nil && kb != nil && vb != nil {
+		t, err := compute.FromFloat32(w.Backend(), compute.F32, compute.Shape{3 * L}, append(append(append([]float32(nil), qb...), kb...), vb...))
+		try(err)
+		pr.qkv.B = t
+	}
+	pr.attnProj = nn.LoadLinear(pb, "attn.proj", compute.Invalid, C, C, true)
+	pr.proj = nn.LoadLinear(pb, "proj", compute.Invalid, C, L, true)
+	pr.mlpNormW, pr.mlpNormB = pb.Tensor("mlp.norm.weight", C), pb.Tensor("mlp.norm.bias", C)
+	w0 := pb.Float32s("mlp.w0.weight", 2*C, C)
+	w1 := pb.Float32s("mlp.w1.weight", 2*C, C)
+	b0 := pb.Float32s("mlp.w0.bias", 2*C)
+	b1 := pb.Float32s("mlp.w1.bias", 2*C)
+	if w0 != nil && w1 != nil && b0 != nil && b1 != nil {
+		wt, err := compute.FromFloat32(w.Backend(), compute.F32, compute.Shape{4 * C, C}, append(append([]float32(nil), w0...), w1...))
+		try(err)
+		bt, err := compute.FromFloat32(w.Backend(), compute.F32, compute.Shape{4 * C}, append(append([]float32(nil), b0...), b1...))
+		try(err)
+		pr.w01 = nn.Linear{W: wt, B: bt}
+	}
+	pr.w2 = nn.LoadLinear(pb, "mlp.w2", compute.Invalid, C, 2*C, true)
+	// Head mean and adaptive average pooling (head_dim → latent channels)
+	// as one matrix over the [H·head_dim] row of each time step.
+	H, hd := cfg.Heads, L/cfg.Heads
+	pool := make([]float32, C*H*hd)
+	for j := 0; j < C; j++ {
+		s := j * hd / C
+		en := ((j+1)*hd + C - 1) / C
+		for h := 0; h < H; h++ {
+			for i := s; i < en; i++ {
+				pool[j*H*hd+h*hd+i] = float32(1 / (float64(H) * float64(en-s)))
+			}
+		}
+	}
+	t, err := compute.FromFloat32(w.Backend(), compute.F32, compute.Shape{C, H * hd}, pool)
+	try(err)
+	pr.pool = t
+
+	mw := w.Tensor("mean_proj.weight", C, C, 1)
+	lw := w.Tensor("logs_proj.weight", C, C, 1)
+	e.mean.B = w.Tensor("mean_proj.bias", C)
+	e.logs.B = w.Tensor("logs_proj.bias", C)
+	if mw != nil && lw != nil {
+		e.mean.W, e.logs.W = mw.Reshape(C, C), lw.Reshape(C, C)
+	}
+	return e
+}
+
+// snake applies Snake (raw alpha) to x [C, L] into a new tensor.
+func (r *run) snake(x, alpha *compute.Tensor) *compute.Tensor {
+	y := r.a.Like(x)
+	r.b.Snake(y, x, alpha, nil, false)
+	return y
+}
+
+// forward encodes one mono waveform x [1, S] (S a multiple of the hop)
+// into the posterior mean and log-std [C, A].
+func (e *encoder) forward(r *run, x *compute.Tensor) (mean, logs *compute.Tensor) {
+	h := e.convIn.forward(r, x)
+	for _, blk := range e.blocks {
+		for _, u := range blk.units {
+			t := r.snake(h, u.snake1)
+			t2 := u.conv1.forward(r, t)
+			r.drop(t)
+			t = r.snake(t2, u.snake2)
+			r.drop(t2)
+			t2 = u.conv2.forward(r, t)
+			r.drop(t)
+			r.b.Add(t2, h, t2)
+			r.drop(h)
+			h = t2
+		}
+		t := r.snake(h, blk.snake)
+		r.drop(h)
+		h = blk.down.forward(r, t)
+		r.drop(t)
+	}
+	t := r.snake(h, e.snake)
+	r.drop(h)
+	h = e.convOut.forward(r, t) // [L, A]
+	r.drop(t)
+
+	cfg := e.cfg
+	L, C, A := cfg.LatentDim, cfg.LatentChannels, h.Dim(1)
+	H, hd := cfg.Heads, L/cfg.Heads
+	xt := r.a.New(compute.F32, A, L)
+	r.b.Transpose(xt, h, 1, 0)
+	r.drop(h)
+	pr := &e.pre
+	n := r.a.New(compute.F32, A, L)
+	r.b.LayerNorm(n, xt, pr.norm3W, pr.norm3B, 1e-5)
+	base := r.a.New(compute.F32, A, C)
+	pr.proj.Forward(r.b, base, n)
+	r.b.LayerNorm(n, xt, pr.norm1W, pr.norm1B, 1e-5)
+	r.drop(xt)
+	qkv := r.a.New(compute.F32, A, 3*L)
+	pr.qkv.Forward(r.b, qkv, n)
+	r.drop(n)
+	heads := r.a.New(compute.F32, 3, H, A, hd)
+	r.b.Transpose(heads, qkv.Reshape(A, 3, H, hd), 1, 2, 0, 3)
+	r.drop(qkv)
+	att := r.a.New(compute.F32, H, A, hd)
+	r.b.Attention(att, heads.Row(0), heads.Row(1), heads.Row(2), compute.AttentionParams{Scale: float32(1 / math.Sqrt(float64(hd))), Causal: true})
+	r.drop(heads)
+	attT := r.a.New(compute.F32, A, H, hd)
+	r.b.Transpose(attT, att, 1, 0, 2)
+	r.drop(att)
+	pooled := r.a.New(compute.F32, A, C)
+	r.b.MatMul(pooled, attT.Reshape(A, H*hd), pr.pool, nil)
+	r.drop(attT)
+	a := r.a.New(compute.F32, A, C)
+	pr.attnProj.Forward(r.b, a, pooled)
+	r.b.Add(base, base, a)
+	// base + mlp(norm2(base)); the MLP norms its input first.
+	m := r.a.New(compute.F32, A, C)
+	r.b.LayerNorm(m, base, pr.norm2W, pr.norm2B, 1e-5)
+	r.b.LayerNorm(pooled, m, pr.mlpNormW, pr.mlpNormB, 1e-5)
+	g := r.a.New(compute.F32, A, 4*C)
+	pr.w01.Forward(r.b, g, pooled)
+	gated := r.a.New(compute.F32, A, 2*C)
+	r.b.GLU(gated, g, compute.GELUTanh, true)
+	pr.w2.Forward(r.b, m, gated)
+	r.b.Add(base, base, m)
+	mr := r.a.New(compute.F32, A, C)
+	e.mean.Forward(r.b, mr, base)
+	lr := r.a.New(compute.F32, A, C)
+	e.logs.Forward(r.b, lr, base)
+	mean = r.a.New(compute.F32, C, A)
+	logs = r.a.New(compute.F32, C, A)
+	r.b.Transpose(mean, mr, 1, 0)
+	r.b.Transpose(logs, lr, 1, 0)
+	return mean, logs
+}

@@ -1,0 +1,195 @@
+// Package audiovae implements MiniMax-H3's audio VAE ("H3-AudioVAE"): the
+// DAC-lineage waveform encoder with its causal-attention projection and
+// posterior heads, and the BigVGAN decoder with anti-aliased SnakeBeta
+// activations. It is mono; stereo is a batch of two channels, never mixed.
+//
+// It mirrors diffusers' AutoencoderKLMiniMaxH3Audio
+// (src/diffusers/models/autoencoders/autoencoder_kl_minimax_h3_audio.py at
+// 58eb52c0) and the pipeline's audio decode step, as specified by
+// shared/spec/H3-ENCODERS-VAES.md §9 with ERRATA F5 (the reference's
+// operation order: x + (β + 1e-9)⁻¹·sin²(αx); W = v·(g/‖v‖)). Weight norm is
+// folded once at load. Both layouts load (the tensor names are identical;
+// the original layout's BigVGAN tables are derived as the converter does).
+// A Model is not safe for concurrent use.
+package audiovae
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+
+	"h3studio/engine/compute"
+	"h3studio/engine/nn"
+	"h3studio/engine/safetensors"
+	"h3studio/engine/snapshot"
+)
+
+// Options configure loading; the zero value loads everything.
+type Options struct {
+	// DecoderOnly skips the encoder, pre_block and posterior heads;
+	// EncoderOnly skips dec_in_proj and the decoder.
+	DecoderOnly, EncoderOnly bool
+}
+
+// Model is a loaded audio VAE.
+type Model struct {
+	Config *Config
+	b      compute.Backend
+	dec    *decoder
+	enc    *encoder
+	ck     *safetensors.Checkpoint
+}
+
+// Open reads the config of a discovered component and binds its weights.
+func Open(b compute.Backend, c *snapshot.Component, o *Options) (*Model, error) {
+	if c == nil {
+		return nil, errors.New("audiovae: the snapshot has no audio_vae/")
+	}
+	cfg, err := ReadConfig(c.ConfigDir)
+	if err != nil {
+		return nil, err
+	}
+	ck, err := safetensors.OpenDir(c.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("audiovae: %w", err)
+	}
+	m, err := Load(b, safetensors.NewBinder("audiovae", ck, b), cfg, o)
+	if err != nil {
+		ck.Close()
+		return nil, err
+	}
+	m.ck = ck
+	return m, nil
+}
+
+// Close unmaps the checkpoint.
+func (m *Model) Close() error {
+	if m.ck != nil {
+		return m.ck.Close()
+	}
+	return nil
+}
+
+// Load binds every tensor (strict accounting).
+func Load(b compute.Backend, w *safetensors.Binder, cfg *Config, o *Options) (m *Model, err error) {
+	defer catch(&err)
+	if o == nil {
+		o = &Options{}
+	}
+	if o.DecoderOnly && o.EncoderOnly {
+		return nil, errors.New("audiovae: DecoderOnly and EncoderOnly exclude each other")
+	}
+	m = &Model{Config: cfg, b: b}
+	var ignored []string
+	if o.EncoderOnly {
+		ignored = append(ignored, "decoder.", "dec_in_proj.")
+	} else {
+		m.dec = loadDecoder(w, cfg)
+	}
+	if o.DecoderOnly {
+		ignored = append(ignored, "encoder.", "pre_block.", "mean_proj.", "logs_proj.")
+	} else {
+		m.enc = loadEncoder(w, cfg)
+	}
+	if err := w.Finish(ignored...); err != nil {
+		return nil, fmt.Errorf("audiovae: load (%s layout): %w", cfg.Layout, err)
+	}
+	return m, nil
+}
+
+// conv1d is a Conv1d or ConvTranspose1d with its folded weight.
+type conv1d struct {
+	w, b     *compute.Tensor
+	k        int
+	stride   int
+	dilation int
+	pad      int // both sides (Conv) or the crop (ConvTranspose)
+}
+
+// weightNorm binds name.weight_v / weight_g (and name.bias when bias) and
+// folds them once: W = v·(g/‖v‖), the norm over every axis but the first
+// (torch.nn.utils.weight_norm, dim 0; ERRATA F5's order), in float32 with a
+// float64 sum of squares.
+func weightNorm(w *safetensors.Binder, name string, shape []int, bias bool, biasLen int) (wt, bt *compute.Tensor) {
+	v := w.Float32s(name+".weight_v", shape...)
+	g := w.Float32s(name+".weight_g", shape[0], 1, 1)
+	if bias {
+		bt = w.Tensor(name+".bias", biasLen)
+	}
+	if v == nil || g == nil {
+		return nil, bt
+	}
+	per := len(v) / shape[0]
+	out := make([]float32, len(v))
+	for o := 0; o < shape[0]; o++ {
+		row := v[o*per : (o+1)*per]
+		var ss float64
+		for _, x := range row {
+			ss += float64(x) * float64(x)
+		}
+		scale := g[o] / float32(math.Sqrt(ss))
+		for i, x := range row {
+			out[o*per+i] = x * scale
+		}
+	}
+	t, err := compute.FromFloat32(w.Backend(), compute.F32, compute.Shape(shape), out)
+	try(err)
+	return t.SetName(name + ".weight(folded)"), bt
+}
+
+// wnConv binds a weight-normed Conv1d [out, in, k].
+func wnConv(w *safetensors.Binder, name string, out, in, k, dilation, pad, stride int, bias bool) conv1d {
+	wt, bt := weightNorm(w, name, []int{out, in, k}, bias, out)
+	return conv1d{w: wt, b: bt, k: k, stride: stride, dilation: dilation, pad: pad}
+}
+
+// forward computes the Conv1d of x [C, L] (zero padding).
+func (c conv1d) forward(r *run, x *compute.Tensor) *compute.Tensor {
+	L := compute.ConvOutSize(x.Dim(1), c.k, c.stride, c.dilation, c.pad, c.pad)
+	y := r.a.New(compute.F32, c.w.Dim(0), L)
+	r.b.Conv(y, x, c.w, c.b, compute.ConvParams{Stride: []int{c.stride}, Dilation: []int{c.dilation}, PadBefore: []int{c.pad}, PadAfter: []int{c.pad}})
+	return y
+}
+
+// run is one forward pass's scratch state.
+type run struct {
+	b compute.Backend
+	a *nn.Arena
+}
+
+// drop frees consumed intermediates.
+func (r *run) drop(ts ...*compute.Tensor) {
+	for _, t := range ts {
+		r.a.Keep(t)
+		r.b.Free(t)
+	}
+}
+
+// failure carries an upload/download error to the entry point.
+type failure struct{ err error }
+
+func try(err error) {
+	if err != nil {
+		panic(failure{err})
+	}
+}
+
+// catch converts failures, allocation errors and cancellations into *err;
+// other panics (bugs) propagate.
+func catch(err *error) {
+	r := recover()
+	if r == nil {
+		return
+	}
+	if f, ok := r.(failure); ok {
+		*err = f.err
+		return
+	}
+	var ae *compute.AllocError
+	if e, ok := r.(error); ok && (errors.As(e, &ae) || errors.Is(e, context.Canceled) || errors.Is(e, context.DeadlineExceeded)) {
+		*err = e
+		return
+	}
+	panic(r)
+}

@@ -1,0 +1,300 @@
+//go:build darwin
+
+package metal
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"h3studio/darwin/mtl"
+	"h3studio/engine/compute"
+	"h3studio/shaders"
+)
+
+// batchDispatches is how many dispatches a command buffer takes before it is
+// committed, so that the GPU starts while the host keeps encoding.
+const batchDispatches = 64
+
+// OpenOptions configure Open.
+type OpenOptions struct {
+	Options
+	// MinWorkingSet fails Open with a *MemoryError when the GPU's
+	// recommended working set is smaller (0: no minimum).
+	MinWorkingSet int64
+}
+
+// Open returns the Metal backend on the system's default GPU: the shader
+// library compiled from the embedded sources (a compile error names the
+// kernel and the line), a command queue and, on macOS 15, a residency set
+// for mapped checkpoint shards. It fails with mtl.ErrNoDevice without a GPU.
+func Open(o OpenOptions) (*Backend, error) {
+	dev, err := mtl.DefaultDevice()
+	if err != nil {
+		return nil, err
+	}
+	g, err := newGPU(dev, o.MinWorkingSet)
+	if err != nil {
+		dev.Release()
+		return nil, err
+	}
+	return New(g, o.Options), nil
+}
+
+// DeviceFacts describes the default GPU without building the shader library
+// (cheap: for `h3studio info` and plans). It fails with mtl.ErrNoDevice.
+func DeviceFacts() (compute.DeviceInfo, error) {
+	dev, err := mtl.DefaultDevice()
+	if err != nil {
+		return compute.DeviceInfo{}, err
+	}
+	defer dev.Release()
+	return deviceInfo(dev), nil
+}
+
+func deviceInfo(dev *mtl.Device) compute.DeviceInfo {
+	info := compute.DeviceInfo{Backend: "metal", Name: dev.Name(), UnifiedMemory: dev.UnifiedMemory(),
+		WorkingSetBytes: dev.RecommendedMaxWorkingSetSize(), Family: dev.Family()}
+	if mem, err := unix.SysctlUint64("hw.memsize"); err == nil {
+		info.MemoryBytes = int64(mem)
+	}
+	return info
+}
+
+// gpu is the Device of a real MTLDevice.
+type gpu struct {
+	dev   *mtl.Device
+	lib   *mtl.Library
+	queue *mtl.Queue
+	resid *mtl.ResidencySet // nil before macOS 15
+	host  HostRegions
+	info  compute.DeviceInfo
+
+	mu       sync.Mutex // encoding state
+	cb       *mtl.CommandBuffer
+	n        int      // dispatches in cb
+	releases []func() // to run when cb completes
+	pending  []*mtl.CommandBuffer
+	gemms    map[mtl.GEMMSpec]*mtl.GEMM
+
+	errMu   sync.Mutex
+	err     error // first command-buffer error since the last Wait
+	subs    atomic.Int64
+	gpuTime atomic.Int64
+}
+
+func newGPU(dev *mtl.Device, minWorkingSet int64) (*gpu, error) {
+	info := deviceInfo(dev)
+	if minWorkingSet > 0 && info.WorkingSetBytes < minWorkingSet {
+		return nil, &MemoryError{Device: info.Name, Have: info.WorkingSetBytes, Need: minWorkingSet}
+	}
+	lib, err := dev.NewLibrary(shaders.Source())
+	if err != nil {
+		var ce *mtl.CompileError
+		if errors.As(err, &ce) {
+			return nil, NewShaderError(ce.Log)
+		}
+		return nil, err
+	}
+	q, err := dev.NewQueue()
+	if err != nil {
+		lib.Release()
+		return nil, err
+	}
+	g := &gpu{dev: dev, lib: lib, queue: q, info: info, gemms: map[mtl.GEMMSpec]*mtl.GEMM{}}
+	if r, err := dev.NewResidencySet(64); err == nil {
+		g.resid = r
+		q.AddResidencySet(r)
+	}
+	g.host = HostRegions{PageSize: int64(os.Getpagesize()), MaxBuffer: dev.MaxBufferLength(), Wrap: g.wrapWindow}
+	return g, nil
+}
+
+func (g *gpu) Info() compute.DeviceInfo { return g.info }
+
+// gpuBuffer is a metal.Buffer over an mtl.Buffer.
+type gpuBuffer struct {
+	b       *mtl.Buffer
+	g       *gpu
+	windows bool // a zero-copy window in the residency set
+}
+
+func (b *gpuBuffer) Bytes() []byte { return b.b.Bytes() }
+
+func (b *gpuBuffer) Release() {
+	if b.windows && b.g.resid != nil {
+		b.g.resid.Remove(b.b)
+		b.g.resid.Commit()
+	}
+	b.b.Release()
+}
+
+func (g *gpu) NewBuffer(size int64) (Buffer, error) {
+	b, err := g.dev.NewBuffer(size)
+	if err != nil {
+		return nil, err
+	}
+	return &gpuBuffer{b: b, g: g}, nil
+}
+
+func (g *gpu) wrapWindow(w []byte) (Buffer, error) {
+	b, err := g.dev.NewBufferNoCopy(w)
+	if err != nil {
+		return nil, err
+	}
+	if g.resid != nil {
+		g.resid.Add(b)
+		g.resid.Commit()
+	}
+	return &gpuBuffer{b: b, g: g, windows: true}, nil
+}
+
+func (g *gpu) MapHost(region []byte) error                { return g.host.Add(region) }
+func (g *gpu) UnmapHost(region []byte)                    { g.host.Remove(region) }
+func (g *gpu) WrapHost(host []byte) (Buffer, int64, bool) { return g.host.Find(host) }
+func (g *gpu) Submissions() int64                         { return g.subs.Load() }
+func (g *gpu) GPUTime() time.Duration                     { return time.Duration(g.gpuTime.Load()) }
+
+// current returns the open command buffer (g.mu held).
+func (g *gpu) current() *mtl.CommandBuffer {
+	if g.cb == nil {
+		g.cb = g.queue.CommandBuffer()
+		g.n = 0
+	}
+	return g.cb
+}
+
+func (g *gpu) Encode(d *Dispatch) error {
+	p, err := g.lib.Pipeline(d.Kernel)
+	if err != nil {
+		return err
+	}
+	if t := d.Threads[0] * d.Threads[1] * d.Threads[2]; t > p.MaxThreads {
+		return fmt.Errorf("%d threads per threadgroup; this device runs at most %d for %s", t, p.MaxThreads, d.Kernel)
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	enc := g.current().Encoder()
+	enc.SetPipeline(p)
+	for i, a := range d.Args {
+		if a.Buf == nil {
+			enc.SetBytes(a.Bytes, i)
+			continue
+		}
+		enc.SetBuffer(a.Buf.(*gpuBuffer).b, a.Offset, i)
+	}
+	for i, n := range d.TGMem {
+		if n > 0 {
+			enc.SetThreadgroupMemory(n, i)
+		}
+	}
+	enc.Dispatch(d.Groups, d.Threads)
+	g.n++
+	if g.n >= batchDispatches {
+		g.commit()
+	}
+	return nil
+}
+
+// EncodeGEMM sends a product of one float type to MPSGraph.
+func (g *gpu) EncodeGEMM(m *GEMM) (bool, error) {
+	t, ok := map[compute.DType]mtl.ElemType{compute.F32: mtl.Float32, compute.F16: mtl.Float16, compute.BF16: mtl.BFloat16}[m.DType]
+	if !ok || m.XType != m.DType || m.WType != m.DType || (m.Bias.Buf != nil && m.BiasType != m.DType) {
+		return false, nil
+	}
+	spec := mtl.GEMMSpec{M: m.M, N: m.N, K: m.K, Type: t, Bias: m.Bias.Buf != nil}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	gm, ok := g.gemms[spec]
+	if !ok {
+		var err error
+		if gm, err = g.dev.NewGEMM(spec); err != nil {
+			return false, err
+		}
+		g.gemms[spec] = gm
+	}
+	view := func(a Arg) mtl.View {
+		if a.Buf == nil {
+			return mtl.View{}
+		}
+		return mtl.View{Buf: a.Buf.(*gpuBuffer).b, Offset: a.Offset}
+	}
+	rel := gm.Encode(g.current(), view(m.X), view(m.W), view(m.Bias), view(m.Dst))
+	g.releases = append(g.releases, rel)
+	g.n++
+	return true, nil
+}
+
+// commit submits the open command buffer (g.mu held).
+func (g *gpu) commit() {
+	if g.cb == nil {
+		return
+	}
+	cb, rels := g.cb, g.releases
+	g.cb, g.releases, g.n = nil, nil, 0
+	g.subs.Add(1)
+	cb.Commit(func(c mtl.Completion) {
+		g.gpuTime.Add(int64(c.GPUTime))
+		if c.Err != nil {
+			g.errMu.Lock()
+			if g.err == nil {
+				g.err = c.Err
+			}
+			g.errMu.Unlock()
+		}
+		for _, r := range rels {
+			r()
+		}
+	})
+	g.pending = append(g.pending, cb)
+}
+
+// Wait commits the open work and waits for every committed command buffer.
+func (g *gpu) Wait(ctx context.Context) error {
+	g.mu.Lock()
+	g.commit()
+	pending := g.pending
+	g.pending = nil
+	g.mu.Unlock()
+	done := make(chan struct{})
+	go func() {
+		for _, cb := range pending {
+			cb.Wait()
+			cb.Release()
+		}
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		return ctx.Err() // the work goes on; a later Wait sees its errors
+	}
+	g.errMu.Lock()
+	err := g.err
+	g.err = nil
+	g.errMu.Unlock()
+	return err
+}
+
+func (g *gpu) Close() error {
+	err := g.Wait(context.Background())
+	g.mu.Lock()
+	for _, gm := range g.gemms {
+		gm.Release()
+	}
+	g.gemms = nil
+	g.mu.Unlock()
+	if g.resid != nil {
+		g.resid.Release()
+	}
+	g.queue.Release()
+	g.lib.Release()
+	g.dev.Release()
+	return err
+}

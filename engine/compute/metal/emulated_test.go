@@ -1,0 +1,75 @@
+//go:build linux
+
+package metal_test
+
+import (
+	"flag"
+	"os"
+	"sort"
+	"strings"
+	"testing"
+
+	"h3studio/engine/compute/computetest"
+	"h3studio/engine/compute/metal"
+	"h3studio/engine/compute/metal/mslcpu"
+	"h3studio/shaders"
+)
+
+// TestConformanceEmulated runs the conformance suite on the Metal backend
+// with the kernels executed on the CPU by package mslcpu, and takes the
+// kernel census: every entry point of shaders/*.metal must be dispatched by at
+// least one passing case. With H3_KERNEL_CENSUS=path it writes the census
+// there (tools/kernelcensus prints it for `make test-kernels`).
+func TestConformanceEmulated(t *testing.T) {
+	tc := mslcpu.Require(t)
+	dev, err := mslcpu.NewDevice(tc, shaders.Files(), mslcpu.DeviceOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := metal.New(dev, metal.Options{})
+	tested := map[string]int{}
+	computetest.RunAll(t, b, computetest.Options{AfterCase: func(name string, passed bool) {
+		for k, n := range dev.Dispatched() {
+			if passed {
+				tested[k] += n
+			}
+		}
+	}})
+	sw, el := dev.Cost()
+	t.Logf("emulation: %d fiber switches, %v in the kernel runtime; %d dispatches, %d CPU fallbacks",
+		sw, el, b.Stats().Dispatches, b.Stats().CPUFallbacks)
+	if p := os.Getenv("H3_KERNEL_CENSUS"); p != "" {
+		var lines []string
+		for _, e := range shaders.EntryPoints() {
+			lines = append(lines, e.Name+" "+itoa(tested[e.Name]))
+		}
+		if err := os.WriteFile(p, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if f := flag.Lookup("test.run"); f != nil && strings.Contains(f.Value.String(), "/") {
+		t.Logf("census skipped: only some cases ran (-run %s)", f.Value.String())
+		return
+	}
+	var missing []string
+	for _, e := range shaders.EntryPoints() {
+		if tested[e.Name] == 0 {
+			missing = append(missing, e.Name+" ("+e.File+":"+itoa(e.Line)+")")
+		}
+	}
+	sort.Strings(missing)
+	for _, m := range missing {
+		t.Errorf("kernel census: %s has no passing emulated test", m)
+	}
+}
+
+func itoa(n int) string {
+	if n == 0 {
+		return "0"
+	}
+	var b []byte
+	for ; n > 0; n /= 10 {
+		b = append([]byte{byte('0' + n%10)}, b...)
+	}
+	return string(b)
+}

@@ -1,0 +1,55 @@
+package metal
+
+import (
+	"fmt"
+
+	"h3studio/engine/compute"
+)
+
+const (
+	attThreads = 128 // attention.metal ATT_THREADS
+	attRows    = 32  // attention.metal ATT_BQ
+)
+
+// Attention computes softmax(q·kᵀ·scale)·v per head (grouped-query heads,
+// optional causal mask), tiled with an online softmax.
+func (b *Backend) Attention(dst, q, k, v *compute.Tensor, p compute.AttentionParams) {
+	compute.Check(q.Rank() == 3 && k.Rank() == 3 && v.Rank() == 3, "Attention", "q %v k %v v %v must be [H, S, D]", q, k, v)
+	compute.SameShape("Attention", dst, q)
+	compute.SameShape("Attention", k, v)
+	Hq, Sq, D := q.Dim(0), q.Dim(1), q.Dim(2)
+	Hkv, Sk := k.Dim(0), k.Dim(1)
+	compute.Check(k.Dim(2) == D && Hkv > 0 && Hq%Hkv == 0, "Attention", "q %v vs k %v", q, k)
+	b.count(4 * float64(Hq) * float64(Sq) * float64(Sk) * float64(D))
+	if dst.NumElements() == 0 {
+		return
+	}
+	dmax := 0
+	for _, c := range []int{64, 128, 256} {
+		if D <= c {
+			dmax = c
+			break
+		}
+	}
+	if dmax == 0 { // no kernel holds heads this wide
+		b.onCPU(dst, func(c func(*compute.Tensor) *compute.Tensor) { b.ref.Attention(c(dst), c(q), c(k), c(v), p) })
+		return
+	}
+	in := q.DType()
+	if !isFloat(in) || k.DType() != in || v.DType() != in {
+		in = compute.F32
+	}
+	qf, r1 := b.asType(q, in)
+	defer r1()
+	kf, r2 := b.asType(k, in)
+	defer r2()
+	vf, r3 := b.asType(v, in)
+	defer r3()
+	ka := KargsAttention{Hq: uint32(Hq), Hkv: uint32(Hkv), Sq: uint32(Sq), Sk: uint32(Sk), D: uint32(D), Scale: p.Scale,
+		Causal: b2u(p.Causal), RoundProbs: b2u(p.RoundProbs && (dst.DType() == compute.BF16 || dst.DType() == compute.F16))}
+	b.floatOut(dst, []*compute.Tensor{q, k, v}, func(out *compute.Tensor) {
+		b.encode(&Dispatch{Kernel: fmt.Sprintf("%s_d%d", kname("attention", in, out.DType()), dmax),
+			Args:   []Arg{{Bytes: argBytes(ka)}, b.arg(qf, false), b.arg(kf, false), b.arg(vf, false), b.arg(out, true)},
+			Groups: [3]int{ceilDiv(Sq, attRows), Hq, 1}, Threads: [3]int{attThreads, 1, 1}})
+	})
+}

@@ -1,0 +1,209 @@
+package metal
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"h3studio/engine/compute"
+)
+
+// Copy converts src to dst's dtype (raw words when the dtypes agree).
+func (b *Backend) Copy(dst, src *compute.Tensor) {
+	compute.Check(dst.NumElements() == src.NumElements(), "Copy", "%v into %v: element counts differ", src, dst)
+	n := int64(dst.NumElements())
+	if n == 0 {
+		return
+	}
+	switch {
+	case dst.DType() == src.DType():
+		if b.overlaps(dst, src) && b.arg(dst, true).Offset == b.arg(src, false).Offset {
+			return // the same view
+		}
+		da, sa := b.arg(dst, true), b.arg(src, false)
+		w := wordSize(dst.Bytes(), da.Offset, sa.Offset)
+		da.Align, sa.Align = w, w
+		b.launch1("kernel_copy_"+wordName(w), dst.Bytes()/int64(w), argBytes(KargsCopy{N: uint64(dst.Bytes() / int64(w))}), false, sa, da)
+	case isFloat(dst.DType()) && isFloat(src.DType()):
+		b.launch1(kname("convert", src.DType(), dst.DType()), n,
+			argBytes(KargsConvert{N: uint64(n), SrcDt: dtCode(src), DstDt: dtCode(dst)}), true, b.arg(src, false), b.arg(dst, true))
+	default:
+		b.convertAny(dst, src)
+	}
+}
+
+// convertAny converts through float32 as compute.DecodeFloat32 and
+// EncodeFloat32 do, for any pair of dtypes.
+func (b *Backend) convertAny(dst, src *compute.Tensor) {
+	n := int64(dst.NumElements())
+	b.launch1("kernel_convert_any", n, argBytes(KargsConvert{N: uint64(n), SrcDt: dtCode(src), DstDt: dtCode(dst)}), true,
+		b.arg(src, false), b.arg(dst, true))
+}
+
+// Fill sets every element to v rounded to dst's dtype (on the host, with
+// compute.EncodeFloat32; the kernel writes the element's bytes).
+func (b *Backend) Fill(dst *compute.Tensor, v float32) {
+	es := dst.DType().Size()
+	pat := compute.EncodeFloat32(dst.DType(), []float32{v})
+	var p [8]byte
+	copy(p[:], pat)
+	n := int64(dst.NumElements())
+	b.launch1("kernel_fill_"+wordName(es), n, argBytes(KargsFill{N: uint64(n), Pattern: binary.LittleEndian.Uint64(p[:])}), false,
+		b.arg(dst, true))
+}
+
+// Transpose permutes axes: dst.Dim(i) == src.Dim(perm[i]).
+func (b *Backend) Transpose(dst, src *compute.Tensor, perm ...int) {
+	r := src.Rank()
+	compute.Check(len(perm) == r && dst.Rank() == r, "Transpose", "perm %v for %v -> %v", perm, src, dst)
+	compute.Check(dst.DType() == src.DType(), "Transpose", "dtype %v -> %v", src.DType(), dst.DType())
+	seen := make([]bool, r)
+	for i, p := range perm {
+		compute.Check(p >= 0 && p < r && !seen[p], "Transpose", "invalid perm %v", perm)
+		seen[p] = true
+		compute.Check(dst.Dim(i) == src.Dim(p), "Transpose", "perm %v maps %v onto %v", perm, src, dst)
+	}
+	n := int64(dst.NumElements())
+	if n == 0 {
+		return
+	}
+	if b.overlaps(dst, src) {
+		tmp := b.scratch(dst.DType(), dst.Shape()...)
+		b.Transpose(tmp, src, perm...)
+		b.Copy(dst, tmp)
+		b.Free(tmp)
+		return
+	}
+	dims, strides := transposePlan(src.Shape(), perm)
+	if len(dims) > MaxRank {
+		b.onCPU(dst, func(c func(*compute.Tensor) *compute.Tensor) { b.ref.Transpose(c(dst), c(src), perm...) })
+		return
+	}
+	k := KargsTranspose{N: uint64(n), Rank: uint32(len(dims))}
+	for i := range dims {
+		k.DstShape[i] = uint32(dims[i])
+		k.SrcStride[i] = uint64(strides[i])
+	}
+	es := dst.DType().Size()
+	b.launch1("kernel_transpose_"+wordName(es), n, argBytes(k), false, b.arg(src, false), b.arg(dst, true))
+}
+
+// transposePlan lists the destination axes with their source strides (in
+// elements), dropping axes of size 1 and merging neighbours that stay
+// adjacent in the source, so that most permutations need few axes.
+func transposePlan(shape compute.Shape, perm []int) (dims []int, strides []int64) {
+	r := len(shape)
+	sstr := make([]int64, r)
+	acc := int64(1)
+	for i := r - 1; i >= 0; i-- {
+		sstr[i] = acc
+		acc *= int64(shape[i])
+	}
+	for _, p := range perm {
+		d, s := shape[p], sstr[p]
+		if d == 1 {
+			continue
+		}
+		if n := len(dims); n > 0 && strides[n-1] == s*int64(d) {
+			dims[n-1] *= d
+			strides[n-1] = s
+			continue
+		}
+		dims = append(dims, d)
+		strides = append(strides, s)
+	}
+	if len(dims) == 0 {
+		return []int{1}, []int64{1}
+	}
+	return dims, strides
+}
+
+// rowsOp checks and launches GatherRows / ScatterRows.
+func (b *Backend) rowsOp(op string, dst, src, idx *compute.Tensor, gather bool) {
+	compute.Check(dst.DType() == src.DType(), op, "dtype %v vs %v", src, dst)
+	nIdx := idx.NumElements()
+	moved, indexed := dst, src // gather: dst rows are moved, src rows indexed
+	if !gather {
+		moved, indexed = src, dst
+	}
+	compute.Check(moved.Rank() >= 1 && moved.Dim(0) == nIdx, op, "%d indices for %v", nIdx, moved)
+	ds, ss := dst.Shape(), src.Shape()
+	compute.Check(indexed.Rank() >= 1 && ds[1:].Equal(ss[1:]), op, "row shapes differ: %v vs %v", src, dst)
+	if nIdx == 0 || moved.Bytes() == 0 {
+		return
+	}
+	if b.overlaps(dst, src) {
+		panic(fmt.Sprintf("metal: %s: source %v and destination %v overlap", op, src, dst))
+	}
+	ix, release := b.indexTensor(op, idx)
+	defer release()
+	rowBytes := moved.Bytes() / int64(nIdx)
+	da, sa := b.arg(dst, true), b.arg(src, false)
+	w := wordSize(rowBytes, da.Offset, sa.Offset)
+	da.Align, sa.Align = w, w
+	k := KargsRows{RowWords: uint64(rowBytes / int64(w)), WordSize: uint32(w), NIdx: uint32(nIdx), NRows: uint32(indexed.Dim(0)), IdxDt: dtCode(ix)}
+	tg := int(min(k.RowWords, groupSize))
+	groups := [3]int{int((k.RowWords + uint64(tg) - 1) / uint64(tg)), nIdx, 1}
+	kernel := "kernel_gather_rows_"
+	if !gather {
+		kernel = "kernel_scatter_rows_"
+	}
+	b.encode(&Dispatch{Kernel: kernel + wordName(w), Args: []Arg{{Bytes: argBytes(k)}, sa, b.arg(ix, false), da},
+		Groups: groups, Threads: [3]int{tg, 1, 1}})
+}
+
+// GatherRows sets dst[i] = src[idx[i]] along the outermost axis.
+func (b *Backend) GatherRows(dst, src, idx *compute.Tensor) {
+	b.rowsOp("GatherRows", dst, src, idx, true)
+}
+
+// ScatterRows sets dst[idx[i]] = src[i]; other rows of dst are unchanged.
+func (b *Backend) ScatterRows(dst, src, idx *compute.Tensor) {
+	b.rowsOp("ScatterRows", dst, src, idx, false)
+}
+
+// Pad copies x into dst with per-axis borders (zeros, reflect, replicate).
+func (b *Backend) Pad(dst, x *compute.Tensor, p compute.PadParams) {
+	r := x.Rank()
+	compute.Check(dst.Rank() == r && r >= 1, "Pad", "x %v into dst %v: ranks differ", x, dst)
+	compute.Check(dst.DType() == x.DType(), "Pad", "dtype %v -> %v", x.DType(), dst.DType())
+	compute.Check((p.Before == nil || len(p.Before) == r) && (p.After == nil || len(p.After) == r) && (p.Modes == nil || len(p.Modes) == r),
+		"Pad", "parameters %+v for rank %d", p, r)
+	for a := 0; a < r; a++ {
+		lo, hi := p.BeforeAt(a), p.AfterAt(a)
+		compute.Check(lo >= 0 && hi >= 0 && dst.Dim(a) == lo+x.Dim(a)+hi, "Pad", "axis %d: %d + %d + %d != %d (x %v dst %v)", a, lo, x.Dim(a), hi, dst.Dim(a), x, dst)
+		if p.ModeAt(a) == compute.PadReflect {
+			compute.Check(lo < x.Dim(a) && hi < x.Dim(a), "Pad", "axis %d: reflect padding %d/%d needs more than %d elements", a, lo, hi, x.Dim(a))
+		}
+		if p.ModeAt(a) != compute.PadZeros {
+			compute.Check(x.Dim(a) > 0, "Pad", "axis %d: cannot %v-pad an empty axis", a, p.ModeAt(a))
+		}
+	}
+	n := int64(dst.NumElements())
+	if n == 0 {
+		return
+	}
+	if b.overlaps(dst, x) {
+		panic(fmt.Sprintf("metal: Pad: %v and %v overlap", x, dst))
+	}
+	// Merge neighbouring axes that are not padded (they stay adjacent in both).
+	var ds, xs, before []int
+	var modes []compute.PadMode
+	for a := 0; a < r; a++ {
+		lo, hi, xd := p.BeforeAt(a), p.AfterAt(a), x.Dim(a)
+		if n := len(ds); n > 0 && lo == 0 && hi == 0 && before[n-1] == 0 && ds[n-1] == xs[n-1] {
+			ds[n-1] *= xd
+			xs[n-1] *= xd
+			continue
+		}
+		ds, xs, before, modes = append(ds, lo+xd+hi), append(xs, xd), append(before, lo), append(modes, p.ModeAt(a))
+	}
+	if len(ds) > MaxRank {
+		b.onCPU(dst, func(c func(*compute.Tensor) *compute.Tensor) { b.ref.Pad(c(dst), c(x), p) })
+		return
+	}
+	k := KargsPad{N: uint64(n), Rank: uint32(len(ds))}
+	for a := range ds {
+		k.DstShape[a], k.SrcShape[a], k.Before[a], k.Mode[a] = uint32(ds[a]), uint32(xs[a]), int32(before[a]), uint32(modes[a])
+	}
+	b.launch1("kernel_pad_"+wordName(x.DType().Size()), n, argBytes(k), false, b.arg(x, false), b.arg(dst, true))
+}

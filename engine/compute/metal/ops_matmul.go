@@ -1,0 +1,145 @@
+package metal
+
+import (
+	"h3studio/engine/compute"
+)
+
+const (
+	gemmTile    = 32  // gemm.h GEMM_BM, GEMM_BN
+	gemmThreads = 128 // gemm.h GEMM_THREADS
+)
+
+func ceilDiv(a, b int) int { return (a + b - 1) / b }
+
+// MatMul computes dst[m,n] = Σ_k x[m,k]·w[n,k] + bias[n].
+func (b *Backend) MatMul(dst, x, w, bias *compute.Tensor) {
+	compute.Check(w.Rank() == 2, "MatMul", "weight %v is not a matrix", w)
+	N, K := w.Dim(0), w.Dim(1)
+	compute.Check(x.Dim(-1) == K, "MatMul", "x %v · w %vᵀ: inner sizes differ", x, w)
+	M := x.NumElements() / max(K, 1)
+	compute.Check(dst.Dim(-1) == N && dst.NumElements() == M*N, "MatMul", "x %v · w %vᵀ into %v", x, w, dst)
+	if bias != nil {
+		compute.Check(bias.NumElements() == N, "MatMul", "bias %v for %d outputs", bias, N)
+	}
+	flops := 2 * float64(M) * float64(N) * float64(K)
+	b.count(flops)
+	if M == 0 || N == 0 {
+		return
+	}
+	xf, releaseX := b.floatIn(x)
+	defer releaseX()
+	wf, releaseW := b.floatIn(w)
+	defer releaseW()
+	// Kernels exist for x and w of one type, and for float32 x with bf16/f16 w.
+	if xf.DType() != wf.DType() && xf.DType() != compute.F32 {
+		var rel func()
+		xf, rel = b.asType(xf, compute.F32)
+		defer rel()
+	}
+	b.floatOut(dst, []*compute.Tensor{x, w, bias}, func(out *compute.Tensor) {
+		if b.gemm != nil && !b.opts.Oracles.Has(OracleHandGEMM) && flops >= b.opts.GEMMMinFLOPs &&
+			xf.DType() == wf.DType() && out.DType() == xf.DType() {
+			g := &GEMM{M: M, N: N, K: K, X: b.arg(xf, false), W: b.arg(wf, false), Dst: b.arg(out, true),
+				XType: xf.DType(), WType: wf.DType(), DType: out.DType()}
+			if bias != nil {
+				g.Bias, g.BiasType = b.arg(bias, false), bias.DType()
+			}
+			b.mu.Lock()
+			ok, err := b.gemm.EncodeGEMM(g)
+			b.mu.Unlock()
+			if err != nil {
+				b.fail(err)
+			}
+			if ok {
+				b.dispatches.Add(1)
+				return
+			}
+		}
+		kernel := kname("matmul", xf.DType(), out.DType())
+		if xf.DType() != wf.DType() {
+			kernel += "_w" + tname(wf.DType())
+		}
+		k := KargsGemm{M: uint32(M), N: uint32(N), K: uint32(K), CoutG: uint32(N), BiasDt: dtCode(bias), HasBias: b2u(bias != nil)}
+		b.encode(&Dispatch{Kernel: kernel,
+			Args:   []Arg{{Bytes: argBytes(k)}, b.arg(xf, false), b.arg(wf, false), b.optArg(bias), b.arg(out, true)},
+			Groups: [3]int{ceilDiv(N, gemmTile), ceilDiv(M, gemmTile), 1}, Threads: [3]int{gemmThreads, 1, 1}})
+	})
+}
+
+// convGeom checks a convolution's operands and fills the geometry of kargs_gemm.
+func convGeom(op string, dst, x, w *compute.Tensor, p compute.ConvParams, transpose bool) KargsGemm {
+	n := x.Rank() - 1
+	compute.Check(n >= 1 && n <= 3 && w.Rank() == n+2 && dst.Rank() == n+1, op, "x %v w %v dst %v: want [C, spatial…] with 1–3 spatial axes", x, w, dst)
+	k := KargsGemm{Nsp: uint32(n), Kprod: 1, InProd: 1, OutProd: 1, PadMode: uint32(p.PadMode)}
+	for a := 0; a < 3; a++ {
+		k.InSize[a], k.OutSize[a], k.Ker[a], k.Stride[a], k.Dil[a] = 1, 1, 1, 1, 1
+	}
+	for a := 0; a < n; a++ {
+		in, out, ker := x.Dim(a+1), dst.Dim(a+1), w.Dim(a+2)
+		var want int
+		if transpose {
+			want = compute.ConvTransposeOutSize(in, ker, p.StrideAt(a), p.DilationAt(a), p.PadBeforeAt(a), p.PadAfterAt(a))
+		} else {
+			want = compute.ConvOutSize(in, ker, p.StrideAt(a), p.DilationAt(a), p.PadBeforeAt(a), p.PadAfterAt(a))
+		}
+		compute.Check(out == want, op, "axis %d: output %d, want %d (x %v w %v)", a, out, want, x, w)
+		k.InSize[a], k.OutSize[a], k.Ker[a] = uint32(in), uint32(out), uint32(ker)
+		k.Stride[a], k.Dil[a], k.PadBefore[a] = int32(p.StrideAt(a)), int32(p.DilationAt(a)), int32(p.PadBeforeAt(a))
+		k.Kprod *= uint32(ker)
+		k.InProd *= uint64(in)
+		k.OutProd *= uint64(out)
+	}
+	return k
+}
+
+// conv runs kernel_conv or kernel_conv_transpose.
+func (b *Backend) conv(op, kop string, dst, x, w, bias *compute.Tensor, k KargsGemm, G int) {
+	if bias != nil {
+		compute.Check(bias.NumElements() == G*int(k.CoutG), op, "bias %v for %d channels", bias, G*int(k.CoutG))
+	}
+	k.M, k.N, k.K = uint32(k.OutProd), k.CoutG, k.CinG*k.Kprod
+	k.BiasDt, k.HasBias = dtCode(bias), b2u(bias != nil)
+	if dst.NumElements() == 0 {
+		return
+	}
+	xf, releaseX := b.floatIn(x)
+	defer releaseX()
+	wf, releaseW := b.floatIn(w)
+	defer releaseW()
+	if xf.DType() != wf.DType() {
+		var r1, r2 func()
+		xf, r1 = b.asType(xf, compute.F32)
+		defer r1()
+		wf, r2 = b.asType(wf, compute.F32)
+		defer r2()
+	}
+	b.floatOut(dst, []*compute.Tensor{x, w, bias}, func(out *compute.Tensor) {
+		b.encode(&Dispatch{Kernel: kname(kop, xf.DType(), out.DType()),
+			Args:   []Arg{{Bytes: argBytes(k)}, b.arg(xf, false), b.arg(wf, false), b.optArg(bias), b.arg(out, true)},
+			Groups: [3]int{ceilDiv(int(k.N), gemmTile), ceilDiv(int(k.M), gemmTile), G}, Threads: [3]int{gemmThreads, 1, 1}})
+	})
+}
+
+// Conv is the N-d cross-correlation (batch 1) with padding modes and groups.
+func (b *Backend) Conv(dst, x, w, bias *compute.Tensor, p compute.ConvParams) {
+	k := convGeom("Conv", dst, x, w, p, false)
+	G := p.GroupCount()
+	Cin, Cout := x.Dim(0), w.Dim(0)
+	compute.Check(Cin%G == 0 && Cout%G == 0 && w.Dim(1) == Cin/G && dst.Dim(0) == Cout, "Conv", "channels: x %v w %v dst %v groups %d", x, w, dst, G)
+	k.CinG, k.CoutG = uint32(Cin/G), uint32(Cout/G)
+	b.count(2 * float64(Cout) * float64(k.OutProd) * float64(int(k.CinG)*int(k.Kprod)))
+	b.conv("Conv", "conv", dst, x, w, bias, k, G)
+}
+
+// ConvTranspose is the transposed N-d convolution (zero padding only).
+func (b *Backend) ConvTranspose(dst, x, w, bias *compute.Tensor, p compute.ConvParams) {
+	k := convGeom("ConvTranspose", dst, x, w, p, true)
+	compute.Check(p.PadMode == compute.PadZeros, "ConvTranspose", "only zero padding")
+	G := p.GroupCount()
+	Cin := x.Dim(0)
+	coutG := w.Dim(1)
+	compute.Check(w.Dim(0) == Cin && Cin%G == 0 && dst.Dim(0) == coutG*G, "ConvTranspose", "channels: x %v w %v dst %v groups %d", x, w, dst, G)
+	k.CinG, k.CoutG = uint32(Cin/G), uint32(coutG)
+	b.count(2 * float64(Cin) * float64(coutG) * float64(k.InProd) * float64(k.Kprod))
+	b.conv("ConvTranspose", "conv_transpose", dst, x, w, bias, k, G)
+}

@@ -1,0 +1,105 @@
+package metal
+
+import (
+	"context"
+	"math"
+	"testing"
+
+	"h3studio/engine/compute"
+)
+
+// countingDevice records dispatches without storage or execution: it runs
+// the op layer over full-size shapes to count what a forward costs.
+type countingDevice struct {
+	kernels map[string]int
+	gemm    bool // offer a library GEMM, as the darwin device does
+	gemms   int
+}
+
+type nullBuffer struct{ size int64 } // distinct pointers: distinct storage
+
+func (*nullBuffer) Bytes() []byte { return nil }
+func (*nullBuffer) Release()      {}
+
+func (d *countingDevice) Info() compute.DeviceInfo {
+	return compute.DeviceInfo{Backend: "metal", Name: "counting"}
+}
+func (d *countingDevice) NewBuffer(n int64) (Buffer, error)     { return &nullBuffer{n}, nil }
+func (d *countingDevice) MapHost([]byte) error                  { return nil }
+func (d *countingDevice) UnmapHost([]byte)                      {}
+func (d *countingDevice) WrapHost([]byte) (Buffer, int64, bool) { return nil, 0, false }
+func (d *countingDevice) Encode(p *Dispatch) error              { d.kernels[p.Kernel]++; return nil }
+func (d *countingDevice) Wait(context.Context) error            { return nil }
+func (d *countingDevice) Submissions() int64                    { return 0 }
+func (d *countingDevice) Close() error                          { return nil }
+func (d *countingDevice) EncodeGEMM(g *GEMM) (bool, error)      { d.gemms++; return d.gemm, nil }
+
+// ditBlock records one main DiT block (spec H3-DIT §9.3) on rows packed rows
+// with BF16 activations: RMSNorm + AdaLN modulation, the QKV product,
+// de-interleaving, QK-norm, RoPE, attention, the output product and gated
+// residual, then the SwiGLU MLP and its gated residual.
+func ditBlock(b *Backend, rows int) {
+	const (
+		H, NH, HD, FFN = 5376, 56, 128, 14336
+	)
+	bf := compute.BF16
+	a := func(dt compute.DType, s ...int) *compute.Tensor { return compute.MustAlloc(b, dt, s...) }
+	x := a(bf, rows, H)
+	table := a(compute.F32, 8, 6*H) // the block's modulation rows (§8.4)
+	idx := a(compute.I32, rows)
+	norm1, norm2, qn, kn := a(bf, H), a(bf, H), a(bf, HD), a(bf, HD)
+	wqkv, wout, wfc1, wfc2 := a(bf, 3*NH*HD, H), a(bf, H, NH*HD), a(bf, 2*FFN, H), a(bf, H, FFN)
+	cos, sin := a(bf, rows, 48), a(bf, rows, 48)
+
+	n := a(bf, rows, H)
+	b.RMSNorm(n, x, norm1, 1e-5)
+	b.Modulate(n, n, table, idx, 0, H)
+	qkv := a(bf, rows, 3*NH*HD)
+	b.MatMul(qkv, n, wqkv, nil)
+	heads := a(bf, 3, NH, rows, HD)
+	b.Transpose(heads, qkv.Reshape(rows, NH, 3, HD), 2, 1, 0, 3)
+	q, k, v := heads.Row(0), heads.Row(1), heads.Row(2)
+	b.RMSNorm(q, q, qn, 1e-5)
+	b.RMSNorm(k, k, kn, 1e-5)
+	b.RoPE(q, q, cos, sin, 96)
+	b.RoPE(k, k, cos, sin, 96)
+	o := a(bf, NH, rows, HD)
+	b.Attention(o, q, k, v, compute.AttentionParams{Scale: float32(1 / math.Sqrt(HD))})
+	oc := a(bf, rows, NH, HD)
+	b.Transpose(oc, o, 1, 0, 2)
+	attn := a(bf, rows, H)
+	b.MatMul(attn, oc.Reshape(rows, NH*HD), wout, nil)
+	b.GatedAdd(x, x, attn, table, idx, 2*H)
+	b.RMSNorm(n, x, norm2, 1e-5)
+	b.Modulate(n, n, table, idx, 3*H, 4*H)
+	u := a(bf, rows, 2*FFN)
+	b.MatMul(u, n, wfc1, nil)
+	g := a(bf, rows, FFN)
+	b.GLU(g, u, compute.SiLU, true)
+	b.MatMul(attn, g, wfc2, nil)
+	b.GatedAdd(x, x, attn, table, idx, 5*H)
+}
+
+// TestDiTForwardCost pins the structure of a DiT block on the Metal backend
+// (18 dispatches, 4 of them library GEMMs) and logs the FLOPs and the bytes
+// the kernels read and write per 50-block forward (docs/metal.md quotes them).
+func TestDiTForwardCost(t *testing.T) {
+	for _, rows := range []int{1994, 37838} { // h3studio plan: 512²×22 and 1344×768×124, 128 text rows
+		dev := &countingDevice{kernels: map[string]int{}, gemm: true}
+		b := New(dev, Options{})
+		ditBlock(b, rows)
+		st := b.Stats()
+		if st.Dispatches != 18 || dev.gemms != 4 {
+			t.Errorf("%d rows: %d dispatches (%d library GEMMs), want 18 (4): %v", rows, st.Dispatches, dev.gemms, dev.kernels)
+		}
+		weights := 2.0 * (3*56*128*5376 + 5376*7168 + 2*14336*5376 + 5376*14336)
+		t.Logf("%d rows, per 50-block forward: %.1f TFLOP, %.1f GB moved (%.1f GB of it BF16 weights), %d dispatches; kernels %v",
+			rows, 50*st.FLOPs/1e12, 50*st.BytesMoved/1e9, 50*weights/1e9, 50*st.Dispatches, dev.kernels)
+	}
+	// Without a library GEMM every product is the hand kernel.
+	dev := &countingDevice{kernels: map[string]int{}}
+	ditBlock(New(dev, Options{}), 2066)
+	if dev.kernels["kernel_matmul_bf16_bf16"] != 4 {
+		t.Errorf("hand GEMMs %v", dev.kernels)
+	}
+}

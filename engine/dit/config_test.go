@@ -1,0 +1,119 @@
+package dit
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// releasedOriginal is FL2VA/transformer/config.json of the release (H3-DIT §1.3).
+const releasedOriginal = `{
+  "_class_name": "MiniMaxH3DiTModel", "_diffusers_version": "0.32.2",
+  "hidden_size": 5376, "num_layers": 50, "token_refiner_num_layers": 2, "num_attention_heads": 56,
+  "attention_head_dim": 128, "ffn_hidden_size": 14336, "latents_dim": 24, "audio_latents_dim": 32,
+  "patch_size": [1, 2, 2], "text_dim": 5120, "timestep_input_dim": 256, "time_embed_hidden_size": 5376,
+  "time_embed_dim": 2688, "adaln_out_features": 96768, "final_adaln_out_features": 10752,
+  "rope_inv_freq_len": 16, "norm_eps": 1e-05, "qk_norm_eps": 1e-05, "final_norm_eps": 1e-05}`
+
+// releasedDiffusers is transformer/config.json of the diffusers layout.
+const releasedDiffusers = `{
+  "_class_name": "MiniMaxH3Transformer3DModel", "_diffusers_version": "0.40.0.dev0",
+  "num_attention_heads": 56, "attention_head_dim": 128, "hidden_size": 5376, "num_layers": 50,
+  "num_refiner_layers": 2, "ffn_dim": 14336, "in_channels": 24, "audio_in_channels": 32,
+  "patch_size": [1, 2, 2], "text_dim": 5120, "freq_dim": 256, "time_embed_hidden_dim": 5376,
+  "time_embed_dim": 2688, "rope_freq_dim": 16, "rope_theta": 10000.0, "norm_eps": 1e-05,
+  "qk_norm_eps": 1e-05, "final_norm_eps": 1e-05}`
+
+func TestParseConfigBothSpellings(t *testing.T) {
+	for _, c := range []struct {
+		name, json string
+		keys       KeySet
+	}{{"original", releasedOriginal, OriginalKeys}, {"diffusers", releasedDiffusers, DiffusersKeys}} {
+		got, err := ParseConfig(c.name, []byte(c.json))
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if got.Keys != c.keys {
+			t.Errorf("%s: keys %v", c.name, got.Keys)
+		}
+		got.Keys = 0
+		if got != Released() {
+			t.Errorf("%s: %+v\nwant %+v", c.name, got, Released())
+		}
+	}
+	// The tiny oracle model in both spellings describes one architecture.
+	a, err := ReadConfig("testdata/FL2VA/transformer")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := ReadConfig("testdata/transformer_ref")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Keys, b.Keys = 0, 0
+	if a != b {
+		t.Errorf("tiny configs differ:\n%+v\n%+v", a, b)
+	}
+}
+
+func TestParseConfigErrors(t *testing.T) {
+	edit := func(src, from, to string) string {
+		if !strings.Contains(src, from) {
+			t.Fatalf("test setup: %q not in config", from)
+		}
+		return strings.Replace(src, from, to, 1)
+	}
+	cases := []struct {
+		name, json, want string
+	}{
+		{"not json", `{`, "not a JSON object"},
+		{"other model", `{"hidden_size": 3}`, "not a MiniMax-H3 transformer config"},
+		{"mixed", edit(releasedOriginal, `"num_layers": 50`, `"num_layers": 50, "num_refiner_layers": 2`), "mixes"},
+		{"missing", edit(releasedDiffusers, `"ffn_dim": 14336, `, ``), "missing key(s) ffn_dim"},
+		{"unknown", edit(releasedDiffusers, `"ffn_dim": 14336`, `"ffn_dim": 14336, "moe_experts": 8`), "unknown key(s) moe_experts"},
+		{"wrong class", edit(releasedOriginal, `MiniMaxH3DiTModel`, `WanModel`), `_class_name "WanModel"`},
+		{"adaln width", edit(releasedOriginal, `96768`, `96769`), "adaln_out_features = 96769, want 96768"},
+		{"final width", edit(releasedOriginal, `10752`, `10751`), "final_adaln_out_features = 10751"},
+		{"rope too wide", edit(releasedDiffusers, `"rope_freq_dim": 16`, `"rope_freq_dim": 22`), "exceed attention_head_dim"},
+		{"zero heads", edit(releasedDiffusers, `"num_attention_heads": 56`, `"num_attention_heads": 0`), "num_attention_heads must be positive"},
+		{"odd freq", edit(releasedDiffusers, `"freq_dim": 256`, `"freq_dim": 255`), "freq_dim 255 must be even"},
+		{"bad eps", edit(releasedDiffusers, `"norm_eps": 1e-05`, `"norm_eps": -1`), "norm_eps must be in (0, 1]"},
+		{"string value", edit(releasedDiffusers, `"hidden_size": 5376`, `"hidden_size": "5376"`), `key "hidden_size"`},
+	}
+	for _, c := range cases {
+		_, err := ParseConfig("x/config.json", []byte(c.json))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: err %v, want it to mention %q", c.name, err, c.want)
+		}
+		if err != nil && !strings.HasPrefix(err.Error(), "dit: ") {
+			t.Errorf("%s: error %q lacks the package prefix", c.name, err)
+		}
+	}
+}
+
+func FuzzParseConfig(f *testing.F) {
+	f.Add([]byte(releasedOriginal))
+	f.Add([]byte(releasedDiffusers))
+	f.Add([]byte(`{"num_refiner_layers": -1}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := ParseConfig("fuzz", data)
+		if err == nil {
+			if err := c.Validate(); err != nil {
+				t.Fatalf("ParseConfig accepted an invalid config: %v", err)
+			}
+		}
+	})
+}
+
+func TestInvFreqMatchesRelease(t *testing.T) {
+	// H3-DIT §7: the released buffer, printed to 9 digits.
+	want := []float64{1, 0.562341332, 0.316227764, 0.177827939, 0.100000001, 0.0562341288, 0.0316227786,
+		0.0177827943, 0.00999999978, 0.00562341325, 0.00316227786, 0.00177827943, 0.00100000005,
+		0.000562341302, 0.000316227786, 0.00017782794}
+	got := InvFreq(10000, 16)
+	for i := range want {
+		if g, w := fmt.Sprintf("%.9g", got[i]), fmt.Sprintf("%.9g", want[i]); g != w {
+			t.Errorf("inv_freq[%d] = %s, want %s", i, g, w)
+		}
+	}
+}

@@ -1,0 +1,291 @@
+package dit
+
+import (
+	"math"
+
+	"h3studio/engine/compute"
+	"h3studio/engine/nn"
+	"h3studio/engine/safetensors"
+)
+
+// This file holds the layers of transformer_minimax_h3.py, one struct and one
+// Forward each: MiniMaxH3Attention (+ MiniMaxH3AttnProcessor), the SwiGLU
+// FeedForward, MiniMaxH3TokenRefinerBlock, MiniMaxH3TransformerBlock and
+// MiniMaxH3AdaLayerNormOut. Activations are [rows, width] tensors of the
+// model's activation dtype (BF16 for the released mixed precision, F32 for
+// the float32 oracle); every kernel rounds where torch's BF16 operator chain
+// rounds (compute.Kernels documents the chains).
+
+// release frees arena tensors that are no longer needed, so that a block's
+// activation peak is its largest pair of live intermediates rather than their
+// sum.
+func release(a *nn.Arena, ts ...*compute.Tensor) {
+	for _, t := range ts {
+		a.Backend().Free(a.Keep(t))
+	}
+}
+
+// Attention is MiniMaxH3Attention: QKV projection, per-head RMSNorm of q and
+// k, optional rotary embedding, full bidirectional attention, output
+// projection. No biases.
+type Attention struct {
+	// QKV is the original per-head interleaved projection [3·Inner, hidden]:
+	// rows [h·3D, h·3D+D) are head h's q, then its k, then its v (H3-DIT
+	// §3.2). Nil for the diffusers layout, which has Q, K and V.
+	QKV     *compute.Tensor
+	Q, K, V *compute.Tensor // [Inner, hidden] each (diffusers layout)
+	NormQ   *compute.Tensor // [HeadDim]
+	NormK   *compute.Tensor // [HeadDim]
+	Out     *compute.Tensor // [hidden, Inner]
+
+	heads, headDim int
+	eps            float32
+}
+
+func bindAttention(w *safetensors.Binder, n names, c Config, dt compute.DType) *Attention {
+	a := &Attention{heads: c.Heads, headDim: c.HeadDim, eps: c.QKNormEps}
+	if n.orig() {
+		a.QKV = w.TensorAs(n.qkvFused()+".weight", dt, 3*c.Inner(), c.HiddenSize)
+	} else {
+		q := n.qkvSplit()
+		a.Q = w.TensorAs(q[0]+".weight", dt, c.Inner(), c.HiddenSize)
+		a.K = w.TensorAs(q[1]+".weight", dt, c.Inner(), c.HiddenSize)
+		a.V = w.TensorAs(q[2]+".weight", dt, c.Inner(), c.HiddenSize)
+	}
+	a.NormQ = w.TensorAs(n.qNorm()+".weight", dt, c.HeadDim)
+	a.NormK = w.TensorAs(n.kNorm()+".weight", dt, c.HeadDim)
+	a.Out = w.TensorAs(n.attnOut()+".weight", dt, c.HiddenSize, c.Inner())
+	return a
+}
+
+func (at *Attention) tensors() []*compute.Tensor {
+	return []*compute.Tensor{at.QKV, at.Q, at.K, at.V, at.NormQ, at.NormK, at.Out}
+}
+
+// Activation chunking (numerically neutral: the chunked operations are
+// row-wise or head-wise).
+const (
+	qkvHeadGroup = 8    // heads projected together from the interleaved QKV
+	ffRowChunk   = 2048 // rows of one feed-forward pass
+)
+
+// Rotary holds the rotary tables of one packed layout: cos and sin of the
+// 3·RopeFreqDim angles of every row, [rows, RotaryDim/2], in the activation
+// dtype (torch casts the float32 tables to the q/k dtype).
+type Rotary struct {
+	Cos, Sin *compute.Tensor
+	Dim      int // rotated channels per head
+}
+
+// Forward computes attn(x) for x [S, hidden] into a new [S, hidden] tensor.
+// It mirrors MiniMaxH3AttnProcessor: project, unflatten heads, norm_q/norm_k,
+// rotary embedding (when rope is non-nil), SDPA, flatten, to_out.
+func (at *Attention) Forward(k compute.Kernels, a *nn.Arena, x *compute.Tensor, rope *Rotary) *compute.Tensor {
+	S, dt := x.Dim(0), x.DType()
+	H, D := at.heads, at.headDim
+	qkv := a.New(dt, 3, H, S, D) // q, k, v as [H, S, D] each
+	if at.QKV != nil {
+		// The interleaved projection, a group of heads at a time (the
+		// weight rows of heads [h0, h1) are contiguous): project to
+		// [S, g, 3, D], transpose to [3, g, S, D], copy q, k, v into place.
+		g := min(H, qkvHeadGroup)
+		p := a.New(dt, S, g, 3, D)
+		tp := a.New(dt, 3, g, S, D)
+		for h0 := 0; h0 < H; h0 += g {
+			n := min(g, H-h0)
+			pv, tv := p.Reshape(S, g*3*D), tp
+			if n < g {
+				pv = a.New(dt, S, n*3*D)
+				tv = a.New(dt, 3, n, S, D)
+			}
+			k.MatMul(pv, x, at.QKV.Rows(h0*3*D, (h0+n)*3*D), nil)
+			k.Transpose(tv, pv.Reshape(S, n, 3, D), 2, 1, 0, 3)
+			for c := 0; c < 3; c++ {
+				k.Copy(qkv.Row(c).Rows(h0, h0+n), tv.Row(c))
+			}
+			if n < g {
+				release(a, pv, tv)
+			}
+		}
+		release(a, p, tp)
+	} else {
+		// One projection at a time: a [S, H, D] scratch instead of [3, S, H, D].
+		p := a.New(dt, S, H, D)
+		for i, w := range []*compute.Tensor{at.Q, at.K, at.V} {
+			k.MatMul(p.Reshape(S, H*D), x, w, nil)
+			k.Transpose(qkv.Row(i), p, 1, 0, 2)
+		}
+		release(a, p)
+	}
+	q, kk, v := qkv.Row(0), qkv.Row(1), qkv.Row(2)
+	k.RMSNorm(q, q, at.NormQ, at.eps)
+	k.RMSNorm(kk, kk, at.NormK, at.eps)
+	if rope != nil {
+		k.RoPE(q, q, rope.Cos, rope.Sin, rope.Dim)
+		k.RoPE(kk, kk, rope.Cos, rope.Sin, rope.Dim)
+	}
+	o := a.New(dt, H, S, D)
+	k.Attention(o, q, kk, v, compute.AttentionParams{
+		Scale:      float32(1 / math.Sqrt(float64(D))),
+		RoundProbs: dt != compute.F32,
+	})
+	release(a, qkv)
+	ot := a.New(dt, S, H, D)
+	k.Transpose(ot, o, 1, 0, 2)
+	release(a, o)
+	out := a.New(dt, S, x.Dim(1))
+	k.MatMul(out, ot.Reshape(S, H*D), at.Out, nil)
+	release(a, ot)
+	return out
+}
+
+// FeedForward is the bias-free SwiGLU feed-forward: proj to [2·FFN], silu of
+// the gate half times the value half, down projection.
+type FeedForward struct {
+	Proj *compute.Tensor // [2·FFN, hidden]
+	Down *compute.Tensor // [hidden, FFN]
+	// GateFirst is true for the original layout (mlp.fc1 = [gate; value]),
+	// false for diffusers (ff.net.0.proj = [value; gate]).
+	GateFirst bool
+}
+
+func bindFeedForward(w *safetensors.Binder, n names, c Config, dt compute.DType) *FeedForward {
+	return &FeedForward{
+		Proj:      w.TensorAs(n.fc1()+".weight", dt, 2*c.FFNDim, c.HiddenSize),
+		Down:      w.TensorAs(n.fc2()+".weight", dt, c.HiddenSize, c.FFNDim),
+		GateFirst: n.gateFirst(),
+	}
+}
+
+// Forward computes ff(x) for x [S, hidden] into a new [S, hidden] tensor.
+// The feed-forward runs ffRowChunk rows at a time (it is row-wise), so its
+// 3·FFN-wide intermediates never exist for the whole sequence.
+func (f *FeedForward) Forward(k compute.Kernels, a *nn.Arena, x *compute.Tensor) *compute.Tensor {
+	S, dt := x.Dim(0), x.DType()
+	F := f.Down.Dim(1)
+	out := a.New(dt, S, x.Dim(1))
+	rc := min(S, ffRowChunk)
+	u := a.New(dt, rc, 2*F)
+	g := a.New(dt, rc, F)
+	for r0 := 0; r0 < S; r0 += rc {
+		n := min(rc, S-r0)
+		uv, gv := u.Rows(0, n), g.Rows(0, n)
+		k.MatMul(uv, x.Rows(r0, r0+n), f.Proj, nil)
+		k.GLU(gv, uv, compute.SiLU, f.GateFirst)
+		k.MatMul(out.Rows(r0, r0+n), gv, f.Down, nil)
+	}
+	release(a, u, g)
+	return out
+}
+
+// RefinerBlock is MiniMaxH3TokenRefinerBlock: a plain pre-norm block, no
+// AdaLN, no rotary embedding.
+type RefinerBlock struct {
+	Norm1, Norm2 *compute.Tensor
+	Attn         *Attention
+	FF           *FeedForward
+	eps          float32
+}
+
+func bindRefinerBlock(w *safetensors.Binder, n names, c Config, dt compute.DType) *RefinerBlock {
+	return &RefinerBlock{
+		Norm1: w.TensorAs("norm1.weight", dt, c.HiddenSize),
+		Norm2: w.TensorAs("norm2.weight", dt, c.HiddenSize),
+		Attn:  bindAttention(w, n, c, dt),
+		FF:    bindFeedForward(w, n, c, dt),
+		eps:   c.NormEps,
+	}
+}
+
+func (r *RefinerBlock) tensors() []*compute.Tensor {
+	return append(r.Attn.tensors(), r.Norm1, r.Norm2, r.FF.Proj, r.FF.Down)
+}
+
+// Forward updates h [L, hidden] in place:
+// h = h + attn(norm1(h)); h = h + ff(norm2(h)).
+func (r *RefinerBlock) Forward(k compute.Kernels, a *nn.Arena, h *compute.Tensor) {
+	n := a.Like(h)
+	k.RMSNorm(n, h, r.Norm1, r.eps)
+	y := r.Attn.Forward(k, a, n, nil)
+	k.Add(h, h, y)
+	release(a, y)
+	k.RMSNorm(n, h, r.Norm2, r.eps)
+	y = r.FF.Forward(k, a, n)
+	k.Add(h, h, y)
+	release(a, y, n)
+}
+
+// Block is MiniMaxH3TransformerBlock without its AdaLN projection, which is
+// evaluated once per request into a modulation table (Tables).
+type Block struct {
+	Norm1, Norm2 *compute.Tensor
+	Attn         *Attention
+	FF           *FeedForward
+	eps          float32
+	hidden       int
+}
+
+func bindBlock(w *safetensors.Binder, n names, c Config, dt compute.DType) *Block {
+	return &Block{
+		Norm1:  w.TensorAs("norm1.weight", dt, c.HiddenSize),
+		Norm2:  w.TensorAs("norm2.weight", dt, c.HiddenSize),
+		Attn:   bindAttention(w, n, c, dt),
+		FF:     bindFeedForward(w, n, c, dt),
+		eps:    c.NormEps,
+		hidden: c.HiddenSize,
+	}
+}
+
+func (b *Block) tensors() []*compute.Tensor {
+	return append(b.Attn.tensors(), b.Norm1, b.Norm2, b.FF.Proj, b.FF.Down)
+}
+
+// Modulation addresses one block's modulation table for the rows of a
+// forward: Table is [timesteps·3, 6·hidden] (row = timestep·3 + tag, columns
+// [shift_msa|scale_msa|gate_msa|shift_mlp|scale_mlp|gate_mlp]) and Rows holds
+// each packed row's table row.
+type Modulation struct {
+	Table *compute.Tensor
+	Rows  *compute.Tensor // [S] integer
+}
+
+// Forward updates the packed hidden state h [S, hidden] in place, as
+// MiniMaxH3TransformerBlock.forward:
+//
+//	n = norm1(h)·(1 + scale_msa) + shift_msa
+//	h = h + gate_msa·attn(n)
+//	n = norm2(h)·(1 + scale_mlp) + shift_mlp
+//	h = h + gate_mlp·ff(n)
+func (b *Block) Forward(k compute.Kernels, a *nn.Arena, h *compute.Tensor, m Modulation, rope *Rotary) {
+	H := b.hidden
+	n := a.Like(h)
+	k.RMSNorm(n, h, b.Norm1, b.eps)
+	k.Modulate(n, n, m.Table, m.Rows, SlotShiftMSA*H, SlotScaleMSA*H)
+	y := b.Attn.Forward(k, a, n, rope)
+	k.GatedAdd(h, h, y, m.Table, m.Rows, SlotGateMSA*H)
+	release(a, y)
+	k.RMSNorm(n, h, b.Norm2, b.eps)
+	k.Modulate(n, n, m.Table, m.Rows, SlotShiftMLP*H, SlotScaleMLP*H)
+	y = b.FF.Forward(k, a, n)
+	k.GatedAdd(h, h, y, m.Table, m.Rows, SlotGateMLP*H)
+	release(a, y, n)
+}
+
+// AdaLNOut is MiniMaxH3AdaLayerNormOut without its projection (evaluated
+// once per request into Tables.Final): RMSNorm, then shift/scale by the
+// row's timestep only.
+type AdaLNOut struct {
+	Norm *compute.Tensor
+	eps  float32
+}
+
+// Forward writes norm(h)·(1 + scale) + shift into a new tensor like h; final
+// is [timesteps, 2·hidden] = [shift | scale], rows [S] the timestep index of
+// each row.
+func (o *AdaLNOut) Forward(k compute.Kernels, a *nn.Arena, h, final, rows *compute.Tensor) *compute.Tensor {
+	H := h.Dim(-1)
+	n := a.Like(h)
+	k.RMSNorm(n, h, o.Norm, o.eps)
+	k.Modulate(n, n, final, rows, 0, H)
+	return n
+}

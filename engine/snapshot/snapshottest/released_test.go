@@ -1,0 +1,168 @@
+package snapshottest
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"h3studio/engine/safetensors"
+	"h3studio/engine/snapshot"
+)
+
+func TestInventories(t *testing.T) {
+	// Released counts and byte totals (H3-DIT.md §1.1, §3; H3-ENCODERS-VAES.md §2.1, §9.9).
+	cases := []struct {
+		name    string
+		inv     []Tensor
+		tensors int
+		params  int64
+		bytes   int64
+	}{
+		{"transformer", TransformerInventory(), 535, 33122992912, 66280430144},
+		{"text encoder", TextEncoderInventory(), 1058, 33357390064, 66714780128},
+		{"video VAE", VideoVAEInventory(), 560, 2603871032, 10415484128},
+		{"audio VAE", AudioVAEInventory(), 1087, 151326585, 605306340},
+	}
+	for _, c := range cases {
+		n, p, b := Totals(c.inv)
+		if n != c.tensors || p != c.params || b != c.bytes {
+			t.Errorf("%s: %d tensors, %d params, %d bytes; want %d, %d, %d", c.name, n, p, b, c.tensors, c.params, c.bytes)
+		}
+	}
+}
+
+// sparseRoot writes the released snapshot into a temporary folder, or skips
+// (loudly) where the file system does not keep zero-filled files sparse.
+func sparseRoot(tb testing.TB) string {
+	tb.Helper()
+	root := tb.TempDir()
+	probe := filepath.Join(root, "probe.safetensors")
+	if err := WriteSparse(probe, TransformerInventory()[:40]); err != nil {
+		tb.Fatal(err)
+	}
+	if u := DiskUsage(root); u < 0 || u > 64<<20 {
+		tb.Skipf("snapshottest: this file system does not keep a %s file sparse (%d bytes on disk): the full-size snapshot would use real disk", "40-tensor", u)
+	}
+	os.Remove(probe)
+	if err := WriteReleased(root); err != nil {
+		tb.Fatal(err)
+	}
+	return root
+}
+
+func TestReleasedSnapshot(t *testing.T) {
+	root := sparseRoot(t)
+	if u := DiskUsage(root); u > 64<<20 {
+		t.Errorf("the released snapshot occupies %d bytes on disk; it should be sparse", u)
+	}
+	r, err := snapshot.Inspect(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.OK() || len(r.Missing) != 0 || len(r.Warnings) != 0 {
+		t.Fatalf("problems %v, missing %v, warnings %v", r.Problems, r.Missing, r.Warnings)
+	}
+	for _, tr := range r.Tasks {
+		if !tr.Available {
+			t.Errorf("%s unavailable: %s", tr.Task, tr.Why())
+		}
+	}
+	want := map[snapshot.Kind][3]int64{
+		snapshot.Transformer: {13, 535, 66280430144},
+		snapshot.TextEncoder: {14, 1058, 66714780128},
+		snapshot.VideoVAE:    {1, 560, 10415484128},
+		snapshot.AudioVAE:    {1, 1087, 605306340},
+	}
+	for _, c := range r.Components {
+		if w, ok := want[c.Kind]; ok && (int64(c.Shards) != w[0] || int64(c.Tensors) != w[1] || c.Bytes != w[2]) {
+			t.Errorf("%s: %d files, %d tensors, %d bytes; want %v", c.Where, c.Shards, c.Tensors, c.Bytes, w)
+		}
+	}
+	params, bytes := r.Totals()
+	t.Logf("released snapshot: %s parameters, %s of weights in two partitions, %d bytes on disk",
+		snapshot.HumanCount(params), snapshot.HumanBytes(bytes), DiskUsage(root))
+	cfg := r.Components[3].Config.(*snapshot.TransformerConfig)
+	if cfg.HiddenSize != 5376 || cfg.Inner() != 7168 || cfg.VideoRowWidth() != 96 {
+		t.Errorf("transformer config %+v", cfg)
+	}
+	// The mapped checkpoint opens and serves a tensor (zeros) from a shard.
+	ck, err := safetensors.OpenDir(filepath.Join(root, "FL2VA", "transformer"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ck.Close()
+	d, err := ck.Data("blocks.49.mlp.fc2.weight")
+	if err != nil || len(d) != 5376*14336*2 || d[0] != 0 || d[len(d)-1] != 0 {
+		t.Fatalf("blocks.49.mlp.fc2.weight: %d bytes, %v", len(d), err)
+	}
+}
+
+// Benchmarks of the full-size released snapshot (two partitions, 286 GB
+// apparent, sparse) against the tiny one: inspection (what `h3studio info`
+// does: configs and every header) and checkpoint open (index, headers and
+// mmap of every shard). Target: < 100 ms, independent of checkpoint size.
+func BenchmarkInspect(b *testing.B) {
+	for _, c := range []struct {
+		name  string
+		build func(testing.TB) string
+	}{{"released", sparseRoot}, {"tiny", tinyRoot}} {
+		b.Run(c.name, func(b *testing.B) {
+			root := c.build(b)
+			b.ResetTimer()
+			cpu, fastest := CPUTime(), time.Duration(1<<62)
+			for b.Loop() {
+				t0 := time.Now()
+				r, err := snapshot.Inspect(root)
+				if err != nil || !r.OK() {
+					b.Fatal(err, r.Problems)
+				}
+				fastest = min(fastest, time.Since(t0))
+			}
+			reportCPU(b, cpu, fastest)
+		})
+	}
+}
+
+func BenchmarkOpenTransformer(b *testing.B) {
+	for _, c := range []struct {
+		name  string
+		build func(testing.TB) string
+	}{{"released", sparseRoot}, {"tiny", tinyRoot}} {
+		b.Run(c.name, func(b *testing.B) {
+			dir := filepath.Join(c.build(b), "FL2VA", "transformer")
+			b.ResetTimer()
+			cpu, fastest := CPUTime(), time.Duration(1<<62)
+			for b.Loop() {
+				t0 := time.Now()
+				ck, err := safetensors.OpenDir(dir)
+				if err != nil {
+					b.Fatal(err)
+				}
+				fastest = min(fastest, time.Since(t0))
+				ck.Close()
+			}
+			reportCPU(b, cpu, fastest)
+		})
+	}
+}
+
+// reportCPU adds to a benchmark the CPU time per operation (all threads)
+// and the fastest single operation: on a loaded shared machine the mean
+// wall time says little, while these two are stable.
+func reportCPU(b *testing.B, start, fastest time.Duration) {
+	if start >= 0 && b.N > 0 {
+		b.ReportMetric(float64(CPUTime()-start)/float64(b.N)/1e6, "cpu-ms/op")
+	}
+	b.ReportMetric(float64(fastest)/1e6, "fastest-ms")
+}
+
+// tinyRoot writes the released structure with one-element tensors.
+func tinyRoot(tb testing.TB) string {
+	tb.Helper()
+	root := tb.TempDir()
+	if err := WriteReleasedMinimal(root); err != nil {
+		tb.Fatal(err)
+	}
+	return root
+}

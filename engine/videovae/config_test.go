@@ -1,0 +1,124 @@
+package videovae
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func readJSON(t testing.TB, path string) map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func writeConfigs(t testing.TB, wrapper, source map[string]any) (string, string) {
+	t.Helper()
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "source"), 0o755)
+	for p, v := range map[string]map[string]any{filepath.Join(dir, "config.json"): wrapper, filepath.Join(dir, "source", "config.json"): source} {
+		if v == nil {
+			continue
+		}
+		b, _ := json.Marshal(v)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir, filepath.Join(dir, "source")
+}
+
+// Both layouts' configs describe the same model.
+func TestReadConfigBothLayouts(t *testing.T) {
+	o, err := ReadConfig("testdata/original/video_vae", "testdata/original/video_vae/source")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := ReadConfig("testdata/diffusers/vae", "testdata/diffusers/vae")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Layout != Original || d.Layout != Diffusers {
+		t.Fatalf("layouts %v, %v", o.Layout, d.Layout)
+	}
+	d.Layout, o.Layout = 0, 0
+	d.DecoderFFNHidden = 0 // the original layout learns it from ff.w1 at load
+	oj, _ := json.Marshal(o)
+	dj, _ := json.Marshal(d)
+	if string(oj) != string(dj) {
+		t.Fatalf("original %s\ndiffusers %s", oj, dj)
+	}
+	if o.SpatialRatio() != 4 || o.TemporalRatio() != 4 || o.RotaryDim() != 24 || o.ClipLength != 17 || o.TokenDrop != 3 || o.TileSize != 256 || o.TileOverlap != 64 {
+		t.Fatalf("tiny config %+v", o)
+	}
+}
+
+func TestReadConfigRejects(t *testing.T) {
+	wrapper := readJSON(t, "testdata/original/video_vae/config.json")
+	source := readJSON(t, "testdata/original/video_vae/source/config.json")
+	clone := func(m map[string]any) map[string]any {
+		b, _ := json.Marshal(m)
+		var c map[string]any
+		json.Unmarshal(b, &c)
+		return c
+	}
+	for _, c := range []struct {
+		name string
+		edit func(w, s map[string]any)
+		rule string
+	}{
+		{"no clip length", func(w, s map[string]any) { delete(w, "vae_clip_length") }, `missing required key "vae_clip_length"`},
+		{"short mean", func(w, s map[string]any) { w["latents_mean"] = []float64{1, 2} }, "latents_mean has 2 and latents_std 24 values for 24 latent channels"},
+		{"zero std", func(w, s map[string]any) { w["latents_std"].([]any)[3] = 0.0 }, "latents_std[3] = 0 must be positive"},
+		{"ratio", func(w, s map[string]any) { s["vae_ratio"] = 16 }, "vae_ratio 16 differs from the product of space_down"},
+		{"latent channels", func(w, s map[string]any) { w["latent_channels"] = 16 }, "latent_channels 16 differs"},
+		{"rope", func(w, s map[string]any) { s["vit_decoder_kwargs"].(map[string]any)["rope_dim_ratio"] = 0.5 }, "rotary width 16"},
+		{"cnn decoder", func(w, s map[string]any) { s["use_vit_decoder"] = false }, "use_vit_decoder is false"},
+		{"tile", func(w, s map[string]any) { w["vae_tile_size"] = 250 }, "tile size 250"},
+		{"class", func(w, s map[string]any) { w["_class_name"] = "AutoencoderKL" }, `_class_name "AutoencoderKL" is neither`},
+		{"groups", func(w, s map[string]any) { s["ch"] = 16 }, "is not a positive multiple of norm_num_groups 32"},
+	} {
+		w, s := clone(wrapper), clone(source)
+		c.edit(w, s)
+		cd, wd := writeConfigs(t, w, s)
+		_, err := ReadConfig(cd, wd)
+		if err == nil || !strings.Contains(err.Error(), c.rule) {
+			t.Errorf("%s: %v, want an error containing %q", c.name, err, c.rule)
+		}
+	}
+	cd, wd := writeConfigs(t, wrapper, nil)
+	if _, err := ReadConfig(cd, wd); err == nil || !strings.Contains(err.Error(), "source config") {
+		t.Errorf("missing source config: %v", err)
+	}
+}
+
+// FuzzReadConfig: any bytes in either config file give a config that
+// validates or an error, never a panic.
+func FuzzReadConfig(f *testing.F) {
+	w, _ := os.ReadFile("testdata/original/video_vae/config.json")
+	s, _ := os.ReadFile("testdata/original/video_vae/source/config.json")
+	d, _ := os.ReadFile("testdata/diffusers/vae/config.json")
+	f.Add(w, s)
+	f.Add(d, []byte("{}"))
+	f.Add([]byte(`{"_class_name":"MiniMaxH3VideoVAE","vae_clip_length":0,"vae_token_drop":-1,"latent_channels":24}`), s)
+	f.Fuzz(func(t *testing.T, wrapper, source []byte) {
+		c, err := ParseConfig("config.json", wrapper, "source/config.json", source)
+		if err == nil {
+			if err := c.Validate(); err != nil {
+				t.Fatalf("ParseConfig returned an invalid config: %v", err)
+			}
+			if _, err := c.Temporal().PlanDecode(7); err != nil && c.TokenDrop == 3 && c.ClipLength == 17 && c.TemporalRatio() == 4 {
+				t.Fatalf("released chunking refused: %v", err)
+			}
+		}
+	})
+}

@@ -1,0 +1,109 @@
+package ui
+
+import (
+	"runtime"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/driver/desktop"
+
+	"h3studio/ui/studio"
+)
+
+// revealLabel is "Reveal in Finder" on macOS; generateKey names ⌘↩ (the
+// bundled font has no ↩).
+var (
+	revealLabel = "Show in Folder"
+	generateKey = "Ctrl+Return"
+)
+
+func init() {
+	if runtime.GOOS == "darwin" {
+		revealLabel, generateKey = "Reveal in Finder", "⌘Return"
+	}
+}
+
+func shortcut(k fyne.KeyName, mod fyne.KeyModifier) *desktop.CustomShortcut {
+	return &desktop.CustomShortcut{KeyName: k, Modifier: mod}
+}
+
+var cmd = fyne.KeyModifierShortcutDefault
+
+// mainMenu follows macOS conventions: About and Settings… move to the app
+// menu there (Fyne does it by their labels), Quit is added by Fyne.
+func (w *Window) mainMenu() *fyne.MainMenu {
+	s := w.s
+	file := fyne.NewMenu("File",
+		&fyne.MenuItem{Label: "Generate", Action: w.compose.doGenerate, Shortcut: shortcut(fyne.KeyReturn, cmd)},
+		fyne.NewMenuItemSeparator(),
+		&fyne.MenuItem{Label: "Open Model Folder…", Action: w.chooseModel, Shortcut: shortcut(fyne.KeyO, cmd)},
+		fyne.NewMenuItem("Use the Demo Checkpoint", s.UseDemo),
+		fyne.NewMenuItem("Model Report…", w.showModelReport),
+		fyne.NewMenuItemSeparator(),
+		&fyne.MenuItem{Label: "Export MP4…", Action: w.exportMP4, Shortcut: shortcut(fyne.KeyE, cmd)},
+		fyne.NewMenuItem("Export Frames…", w.exportFrames),
+		fyne.NewMenuItem("Export Audio…", w.exportAudio),
+		fyne.NewMenuItemSeparator(),
+		fyne.NewMenuItem(revealLabel, func() {
+			if t, ok := w.library.selected(); ok {
+				w.reveal(t.Dir)
+			} else {
+				w.reveal(w.snap.LibraryDir)
+			}
+		}),
+	)
+	edit := fyne.NewMenu("Edit",
+		&fyne.MenuItem{Label: "Undo Draft Change", Action: s.Undo},
+		fyne.NewMenuItemSeparator(),
+		&fyne.MenuItem{Label: "Cut", Action: func() { w.editShortcut(&fyne.ShortcutCut{Clipboard: w.win.Clipboard()}) }, Shortcut: &fyne.ShortcutCut{}},
+		&fyne.MenuItem{Label: "Copy", Action: func() { w.editShortcut(&fyne.ShortcutCopy{Clipboard: w.win.Clipboard()}) }, Shortcut: &fyne.ShortcutCopy{}},
+		&fyne.MenuItem{Label: "Paste", Action: func() { w.editShortcut(&fyne.ShortcutPaste{Clipboard: w.win.Clipboard()}) }, Shortcut: &fyne.ShortcutPaste{}},
+		&fyne.MenuItem{Label: "Select All", Action: func() { w.editShortcut(&fyne.ShortcutSelectAll{}) }, Shortcut: &fyne.ShortcutSelectAll{}},
+		fyne.NewMenuItemSeparator(),
+		fyne.NewMenuItem("New Seed", func() { s.RollSeed() }),
+		fyne.NewMenuItem("Clear References", s.ClearReferences),
+		fyne.NewMenuItemSeparator(),
+		&fyne.MenuItem{Label: "Settings…", Action: w.showSettings, Shortcut: shortcut(fyne.KeyComma, cmd)},
+	)
+	view := fyne.NewMenu("View",
+		fyne.NewMenuItem("Play / Pause (Space)", w.viewer.player.Toggle),
+		fyne.NewMenuItem("Previous Frame (←)", func() { w.viewer.player.Step(-1) }),
+		fyne.NewMenuItem("Next Frame (→)", func() { w.viewer.player.Step(1) }),
+		fyne.NewMenuItem("Loop", func() { w.viewer.player.Loop = !w.viewer.player.Loop; w.viewer.transport() }),
+		fyne.NewMenuItemSeparator(),
+		fyne.NewMenuItem("Show the Live Preview", s.FollowJob),
+		fyne.NewMenuItem("Reload the Library", s.RefreshLibrary),
+	)
+	window := fyne.NewMenu("Window",
+		fyne.NewMenuItem("H3 Studio", func() { w.win.RequestFocus() }),
+		fyne.NewMenuItem("Cancel All Takes", s.CancelAll),
+	)
+	help := fyne.NewMenu("Help",
+		fyne.NewMenuItem("About", w.showAbout),
+		fyne.NewMenuItem("Prompt Format…", w.showPromptHelp),
+		fyne.NewMenuItem("Keyboard Shortcuts", w.showKeys),
+	)
+	return fyne.NewMainMenu(file, edit, view, window, help)
+}
+
+// editShortcut sends an editing shortcut to the focused field.
+func (w *Window) editShortcut(sc fyne.Shortcut) {
+	if f, ok := w.win.Canvas().Focused().(fyne.Shortcutable); ok {
+		f.TypedShortcut(sc)
+	}
+}
+
+func (w *Window) addShortcuts() {
+	c := w.win.Canvas()
+	c.AddShortcut(shortcut(fyne.KeyReturn, cmd), func(fyne.Shortcut) { w.compose.doGenerate() })
+	c.AddShortcut(shortcut(fyne.KeyEnter, cmd), func(fyne.Shortcut) { w.compose.doGenerate() })
+	c.AddShortcut(shortcut(fyne.KeyE, cmd), func(fyne.Shortcut) { w.exportMP4() })
+	c.AddShortcut(shortcut(fyne.KeyComma, cmd), func(fyne.Shortcut) { w.showSettings() })
+	c.AddShortcut(shortcut(fyne.KeyO, cmd), func(fyne.Shortcut) { w.chooseModel() })
+	c.AddShortcut(shortcut(fyne.KeyPeriod, cmd), func(fyne.Shortcut) {
+		if r := w.snap.Running; r != nil {
+			w.s.Cancel(r.ID)
+		}
+	})
+}
+
+var _ = studio.Info

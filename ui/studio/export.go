@@ -1,0 +1,110 @@
+package studio
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"image"
+	"os"
+	"path/filepath"
+)
+
+// ExportMP4 copies a take's video to dst (in the background; a notice says
+// how it went).
+func (s *Studio) ExportMP4(id, dst string) {
+	s.export(id, func(t Take) (string, error) {
+		if !t.Has(VideoFile) {
+			return "", errors.New("this take has no MP4: it was made by a build without an MP4 writer (the frames and the sound are in its folder)")
+		}
+		if err := copyFileAtomic(filepath.Join(t.Dir, VideoFile), dst); err != nil {
+			return "", err
+		}
+		return "Exported " + filepath.Base(dst) + ".", nil
+	})
+}
+
+// ExportAudio copies a take's sound (WAV) to dst.
+func (s *Studio) ExportAudio(id, dst string) {
+	s.export(id, func(t Take) (string, error) {
+		if !t.Has(AudioFile) {
+			return "", errors.New("this take has no sound")
+		}
+		if err := copyFileAtomic(filepath.Join(t.Dir, AudioFile), dst); err != nil {
+			return "", err
+		}
+		return "Exported " + filepath.Base(dst) + ".", nil
+	})
+}
+
+// ExportFrames writes a take's frames as frame-00001.png … into dir: decoded
+// from its MP4 when the build can read MP4, otherwise from the viewer
+// frames (at viewer resolution, as the notice says).
+func (s *Studio) ExportFrames(id, dir string) {
+	s.export(id, func(t Take) (string, error) {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return "", err
+		}
+		// The MP4 decoded at full size when the build reads MP4.
+		if s.opts.Opener != nil && t.Has(VideoFile) {
+			if src, err := s.opts.Opener(filepath.Join(t.Dir, VideoFile)); err == nil {
+				n := 0
+				err = src.Frames(context.Background(), 0, func(i int, f *image.RGBA) error {
+					n++
+					return writePNGAtomic(filepath.Join(dir, fmt.Sprintf("frame-%05d.png", i+1)), f)
+				})
+				src.Close()
+				if err == nil && n > 0 {
+					return fmt.Sprintf("Exported %d frames to %s.", n, filepath.Base(dir)), nil
+				}
+				if errors.Is(err, ErrDiskFull) {
+					return "", err
+				}
+			}
+		}
+		var frames []image.Image
+		note := ""
+		{
+			c, err := s.library().LoadClip(t)
+			if err != nil {
+				return "", err
+			}
+			for i := 0; i < c.Len(); i++ {
+				frames = append(frames, c.Frame(i))
+			}
+			if len(frames) > 0 && frames[0] != nil && frames[0].Bounds().Dx() < t.Meta.Width {
+				note = fmt.Sprintf(" at viewer size (%d×%d): this build can't decode the MP4", frames[0].Bounds().Dx(), frames[0].Bounds().Dy())
+			}
+		}
+		for i, f := range frames {
+			if f == nil {
+				return "", fmt.Errorf("frame %d can't be decoded", i+1)
+			}
+			if err := writePNGAtomic(filepath.Join(dir, fmt.Sprintf("frame-%05d.png", i+1)), f); err != nil {
+				return "", err
+			}
+		}
+		return fmt.Sprintf("Exported %d frames to %s%s.", len(frames), filepath.Base(dir), note), nil
+	})
+}
+
+func (s *Studio) export(id string, fn func(Take) (string, error)) {
+	s.mu.Lock()
+	t, _, ok := s.takeLocked(id)
+	s.mu.Unlock()
+	if !ok {
+		s.Notify(Warn, "Choose a take in the library first.")
+		return
+	}
+	s.opts.Go(func() {
+		msg, err := fn(t)
+		if err != nil {
+			if errors.Is(err, ErrDiskFull) {
+				s.Notify(Fail, "The export failed: the disk is full. Nothing partial was left behind.")
+				return
+			}
+			s.Notify(Fail, "The export of “"+t.Meta.Title+"” failed: "+err.Error())
+			return
+		}
+		s.Notify(Info, msg)
+	})
+}

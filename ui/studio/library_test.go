@@ -1,0 +1,141 @@
+package studio_test
+
+import (
+	"bytes"
+	"image"
+	"image/jpeg"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"h3studio/ui/studio"
+)
+
+func TestLibraryRecoversAndListsDamaged(t *testing.T) {
+	dir := t.TempDir()
+	// A staging folder with a complete take.json is finished; one without
+	// is cleared.
+	done := filepath.Join(dir, ".h3-staging-aaaa")
+	os.Mkdir(done, 0o755)
+	os.WriteFile(filepath.Join(done, studio.TakeMetaFile), []byte(`{"version":1,"title":"Recovered fox","created":"2026-01-02T03:04:05Z","seed":5}`), 0o644)
+	half := filepath.Join(dir, ".h3-staging-bbbb")
+	os.Mkdir(half, 0o755)
+	os.WriteFile(filepath.Join(half, studio.ViewerFile), []byte("partial"), 0o644)
+	// A take whose take.json is damaged is listed, not lost.
+	dmg := filepath.Join(dir, "2026-01-01-000000-old-s1")
+	os.Mkdir(dmg, 0o755)
+	os.WriteFile(filepath.Join(dmg, studio.TakeMetaFile), []byte(`{"version":1,`), 0o644)
+	os.WriteFile(filepath.Join(dmg, studio.ViewerFile), []byte("x"), 0o644)
+	// Unrelated folders are ignored.
+	os.Mkdir(filepath.Join(dir, "Some other folder"), 0o755)
+
+	l, err := studio.OpenLibrary(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(half); !os.IsNotExist(err) {
+		t.Error("incomplete staging folder kept")
+	}
+	ts, err := l.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ts) != 2 {
+		t.Fatalf("takes %+v", ts)
+	}
+	var rec, bad studio.Take
+	for _, tk := range ts {
+		if tk.Damaged != "" {
+			bad = tk
+		} else {
+			rec = tk
+		}
+	}
+	if rec.Meta.Title != "Recovered fox" || !strings.HasPrefix(rec.ID, "2026-01-02-") || !strings.HasSuffix(rec.ID, "-recovered-fox-s5") {
+		t.Errorf("recovered take %+v", rec)
+	}
+	if !strings.Contains(bad.Damaged, "damaged") {
+		t.Errorf("damaged take %+v", bad)
+	}
+	if _, err := l.SetStarred(bad, true); err == nil {
+		t.Error("starring a damaged take rewrote it")
+	}
+}
+
+func TestDeleteMovesToTrash(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_DATA_HOME", filepath.Join(home, "data"))
+	lib := filepath.Join(home, "Library")
+	l, _ := studio.OpenLibrary(lib, nil)
+	take := filepath.Join(lib, "2026-01-01-000000-fox-s1")
+	os.Mkdir(take, 0o755)
+	os.WriteFile(filepath.Join(take, studio.TakeMetaFile), []byte(`{"version":1,"title":"fox"}`), 0o644)
+	ts, _ := l.List()
+	if err := l.Delete(ts[0]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(take); !os.IsNotExist(err) {
+		t.Error("take still in the library")
+	}
+	trashed := filepath.Join(home, "data", "Trash", "files", filepath.Base(take), studio.TakeMetaFile)
+	if _, err := os.Stat(trashed); err != nil && os.Getenv("GOOS") != "darwin" {
+		// On macOS the take goes to ~/.Trash instead.
+		if _, err2 := os.Stat(filepath.Join(home, ".Trash", filepath.Base(take))); err2 != nil {
+			t.Errorf("take not in the Trash: %v", err)
+		}
+	}
+	info, _ := os.ReadFile(filepath.Join(home, "data", "Trash", "info", filepath.Base(take)+".trashinfo"))
+	if len(info) > 0 && !strings.Contains(string(info), "Path="+take) {
+		t.Errorf("trashinfo %s", info)
+	}
+	// Something outside the library is never deleted through it.
+	if err := l.Delete(studio.Take{Dir: home}); err == nil {
+		t.Error("deleted a folder outside the library")
+	}
+}
+
+func TestMJPEGAndWAV(t *testing.T) {
+	var stream []byte
+	var want []image.Image
+	for i := 0; i < 5; i++ {
+		img := image.NewRGBA(image.Rect(0, 0, 40+i, 30))
+		for p := range img.Pix {
+			img.Pix[p] = byte(p*7 + i*50)
+		}
+		var b bytes.Buffer
+		jpeg.Encode(&b, img, &jpeg.Options{Quality: 90})
+		stream = append(stream, b.Bytes()...)
+		want = append(want, img)
+	}
+	frames, err := studio.SplitMJPEG(stream)
+	if err != nil || len(frames) != 5 {
+		t.Fatalf("SplitMJPEG: %v, %d frames", err, len(frames))
+	}
+	for i, f := range frames {
+		img, err := jpeg.Decode(bytes.NewReader(f))
+		if err != nil || img.Bounds().Dx() != want[i].Bounds().Dx() {
+			t.Errorf("frame %d: %v", i, err)
+		}
+	}
+	if _, err := studio.SplitMJPEG(append(stream, 0xFF, 0xD8, 0xFF)); err == nil {
+		t.Error("truncated stream accepted")
+	}
+
+}
+
+func FuzzSplitMJPEG(f *testing.F) {
+	f.Add([]byte{0xFF, 0xD8, 0xFF, 0xD9})
+	f.Add([]byte{0xFF, 0xD8, 0xFF, 0xDA, 0x00, 0x02, 0x12, 0xFF, 0x00, 0xFF, 0xD9})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		frames, _ := studio.SplitMJPEG(b)
+		n := 0
+		for _, fr := range frames {
+			n += len(fr)
+		}
+		if n > len(b) {
+			t.Fatalf("frames longer than the stream")
+		}
+	})
+}

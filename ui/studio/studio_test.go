@@ -1,0 +1,574 @@
+package studio_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"image"
+	"image/color"
+	"image/png"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"h3studio/engine"
+	"h3studio/engine/media"
+	"h3studio/ui/studio"
+	"h3studio/ui/studio/fakeengine"
+)
+
+// executor runs background tasks when the test drains it, on the test's
+// goroutine: deterministic, no sleeps.
+type executor struct {
+	mu sync.Mutex
+	q  []func()
+}
+
+func (e *executor) Go(f func()) { e.mu.Lock(); e.q = append(e.q, f); e.mu.Unlock() }
+
+func (e *executor) Drain() {
+	for {
+		e.mu.Lock()
+		if len(e.q) == 0 {
+			e.mu.Unlock()
+			return
+		}
+		f := e.q[0]
+		e.q = e.q[1:]
+		e.mu.Unlock()
+		f()
+	}
+}
+
+type env struct {
+	t    *testing.T
+	s    *studio.Studio
+	x    *executor
+	eng  *fakeengine.Engine
+	lib  string
+	in   string
+	wake chan struct{}
+}
+
+// newEnv makes a studio over the fake engine with a fresh library. With
+// async, background work runs on goroutines (for cancellation tests) and
+// the test waits on change notifications.
+func newEnv(t *testing.T, o fakeengine.Options, async bool) *env {
+	t.Helper()
+	dir := t.TempDir()
+	e := &env{t: t, lib: filepath.Join(dir, "Library"), in: filepath.Join(dir, "in"), x: &executor{}, wake: make(chan struct{}, 1)}
+	os.MkdirAll(e.in, 0o755)
+	lib, err := studio.OpenLibrary(e.lib, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.eng = fakeengine.New(o)
+	opts := studio.Options{Engine: e.eng, Library: lib, AppVersion: "test", Go: e.x.Go}
+	if async {
+		opts.Go = nil
+	}
+	e.s, err = studio.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.s.Close)
+	e.s.Subscribe(func() {
+		select {
+		case e.wake <- struct{}{}:
+		default:
+		}
+	})
+	model := filepath.Join(dir, "model")
+	os.MkdirAll(model, 0o755)
+	e.s.SetModel(model)
+	e.settle(func(sn studio.Snapshot) bool { return sn.Model.Ready && sn.LibraryLoaded })
+	return e
+}
+
+// settle drains the executor (sync) or waits for notifications (async)
+// until cond holds.
+func (e *env) settle(cond func(studio.Snapshot) bool) studio.Snapshot {
+	e.t.Helper()
+	deadline := time.After(20 * time.Second)
+	for {
+		e.x.Drain()
+		sn := e.s.Snapshot()
+		if cond(sn) {
+			return sn
+		}
+		select {
+		case <-e.wake:
+		case <-time.After(50 * time.Millisecond): // a sync executor has no more work: re-check once
+		case <-deadline:
+			e.t.Fatalf("state never reached; last snapshot: model %+v, jobs %+v, notices %+v", sn.Model, sn.Jobs, sn.Notices)
+		}
+	}
+}
+
+func (e *env) png(name string, c color.RGBA) string {
+	e.t.Helper()
+	img := image.NewRGBA(image.Rect(0, 0, 64, 48))
+	for i := 0; i < len(img.Pix); i += 4 {
+		img.Pix[i], img.Pix[i+1], img.Pix[i+2], img.Pix[i+3] = c.R, c.G, c.B, 255
+	}
+	var b bytes.Buffer
+	png.Encode(&b, img)
+	p := filepath.Join(e.in, name)
+	if err := os.WriteFile(p, b.Bytes(), 0o644); err != nil {
+		e.t.Fatal(err)
+	}
+	return p
+}
+
+func (e *env) wav(name string, secs float64) string {
+	e.t.Helper()
+	n := int(secs * 32000)
+	a := media.Audio{Rate: 32000, Channels: 2, Samples: make([]float32, 2*n)}
+	for i := range a.Samples {
+		a.Samples[i] = 0.5
+	}
+	p := filepath.Join(e.in, name)
+	if err := media.WriteWAVFile(p, a, media.PCM16); err != nil {
+		e.t.Fatal(err)
+	}
+	return p
+}
+
+func (e *env) tiny() {
+	st := studio.DemoSettings()
+	e.s.SetSettings(st)
+	e.s.SetPrompt("A red fox walks through fresh snow.")
+}
+
+func takeDirs(t *testing.T, lib string) (takes, staging []string) {
+	t.Helper()
+	ents, err := os.ReadDir(lib)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		switch {
+		case strings.HasPrefix(e.Name(), ".h3-staging-"):
+			staging = append(staging, e.Name())
+		case e.IsDir():
+			takes = append(takes, e.Name())
+		}
+	}
+	return
+}
+
+func TestGenerateSavesTake(t *testing.T) {
+	e := newEnv(t, fakeengine.Options{}, false)
+	e.tiny()
+	sn := e.settle(func(sn studio.Snapshot) bool { return sn.Plan != nil })
+	if !sn.CanGenerate {
+		t.Fatalf("can't generate: %s", sn.Why)
+	}
+	if sn.Plan.Request.Frames != 22 || sn.Estimates[engine.PresetPreview] == 0 {
+		t.Errorf("plan %+v, estimates %v", sn.Plan, sn.Estimates)
+	}
+	id, err := e.s.Generate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sn = e.settle(func(sn studio.Snapshot) bool { return len(sn.Jobs) == 1 && sn.Jobs[0].State == studio.JobDone })
+	j := sn.Jobs[0]
+	if j.ID != id || j.TakeID == "" {
+		t.Fatalf("job %+v", j)
+	}
+	for _, p := range j.Phases {
+		if p.State != studio.PhaseFinished {
+			t.Errorf("phase %s not finished: %+v", p.Phase, p)
+		}
+	}
+	takes, staging := takeDirs(t, e.lib)
+	if len(takes) != 1 || len(staging) != 0 {
+		t.Fatalf("library holds takes %v, staging %v", takes, staging)
+	}
+	dir := filepath.Join(e.lib, takes[0])
+	for _, f := range []string{studio.TakeMetaFile, studio.AudioFile, studio.ThumbFile, studio.LastFile, studio.ViewerFile} {
+		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
+			t.Errorf("take file %s: %v", f, err)
+		}
+	}
+	var m studio.TakeMeta
+	b, _ := os.ReadFile(filepath.Join(dir, studio.TakeMetaFile))
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	if m.Prompt != "A red fox walks through fresh snow." || m.Frames != 22 || m.Width != 256 || m.Seed != 42 ||
+		m.Model.Engine != fakeengine.Name || m.App.Version != "test" || m.Task != engine.TaskT2VA ||
+		m.SampleRate != 32000 || m.Channels != 2 || m.Timings[engine.PhaseDenoise] < 0 || m.Settings.Steps != 10 {
+		t.Errorf("take.json = %s", b)
+	}
+	if len(sn.Takes) != 1 || sn.Takes[0].ID != takes[0] || sn.Takes[0].Thumb == nil {
+		t.Errorf("snapshot takes %+v", sn.Takes)
+	}
+	// The finished take plays in the viewer at once, with its sound.
+	if sn.Viewer.TakeID != takes[0] || sn.Viewer.Clip.Len() != 22 || sn.Viewer.Clip.Audio.Frames() != 22*32000/24 || len(sn.Viewer.Clip.Peaks) == 0 {
+		t.Errorf("viewer %+v", sn.Viewer)
+	}
+	if f := sn.Viewer.Clip.Frame(21); f == nil || f.Bounds().Dx() != 256 {
+		t.Errorf("last viewer frame %v", f)
+	}
+	// Reloading the library from disk gives the same take, and its clip.
+	l, _ := studio.OpenLibrary(e.lib, nil)
+	ts, err := l.List()
+	if err != nil || len(ts) != 1 || ts[0].Meta.Seed != 42 {
+		t.Fatalf("List: %v %+v", err, ts)
+	}
+	c, err := l.LoadClip(ts[0])
+	if err != nil || c.Len() != 22 || c.Audio.Rate != 32000 {
+		t.Fatalf("LoadClip: %v %d", err, c.Len())
+	}
+}
+
+func TestQueueRunsOneAtATime(t *testing.T) {
+	hold := make(chan struct{})
+	e := newEnv(t, fakeengine.Options{Hold: hold}, true)
+	e.tiny()
+	a, err := e.s.Generate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.s.SetSeed(7)
+	b, err := e.s.Generate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sn := e.s.Snapshot()
+	if sn.Queued != 1 && !(sn.Running != nil && sn.Queued == 1) {
+		// the first job may not have started yet; both are in the list
+	}
+	if len(sn.Jobs) != 2 {
+		t.Fatalf("jobs %+v", sn.Jobs)
+	}
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case hold <- struct{}{}:
+			case <-done:
+				return
+			}
+		}
+	}()
+	defer close(done)
+	sn = e.settle(func(sn studio.Snapshot) bool {
+		n := 0
+		for _, j := range sn.Jobs {
+			if j.State == studio.JobDone {
+				n++
+			}
+		}
+		return n == 2
+	})
+	if e.eng.Gen.MaxActive != 1 {
+		t.Errorf("%d generations ran at once", e.eng.Gen.MaxActive)
+	}
+	if sn.Jobs[0].ID != b || sn.Jobs[1].ID != a {
+		t.Errorf("finished jobs not newest first: %+v", sn.Jobs)
+	}
+	if takes, _ := takeDirs(t, e.lib); len(takes) != 2 {
+		t.Errorf("takes %v", takes)
+	}
+}
+
+func TestCancelRunningLeavesNothing(t *testing.T) {
+	hold := make(chan struct{})
+	e := newEnv(t, fakeengine.Options{Hold: hold}, true)
+	e.tiny()
+	id, _ := e.s.Generate()
+	// Let it reach denoising.
+	for i := 0; i < 8; i++ {
+		hold <- struct{}{}
+	}
+	sn := e.settle(func(sn studio.Snapshot) bool {
+		return sn.Running != nil && sn.Running.Current == engine.PhaseDenoise
+	})
+	if sn.Running.ETA <= 0 && sn.Running.Elapsed < 0 {
+		t.Errorf("running view %+v", sn.Running)
+	}
+	e.s.Cancel(id)
+	sn = e.settle(func(sn studio.Snapshot) bool { return sn.Jobs[0].State == studio.JobCancelled && sn.Running == nil })
+	takes, staging := takeDirs(t, e.lib)
+	if len(takes) != 0 || len(staging) != 0 {
+		t.Errorf("after cancel: takes %v staging %v", takes, staging)
+	}
+	if !strings.Contains(sn.Jobs[0].Message, "nothing was saved") {
+		t.Errorf("message %q", sn.Jobs[0].Message)
+	}
+}
+
+func TestCancelQueued(t *testing.T) {
+	hold := make(chan struct{})
+	e := newEnv(t, fakeengine.Options{Hold: hold}, true)
+	e.tiny()
+	a, _ := e.s.Generate()
+	b, _ := e.s.Generate()
+	e.s.Cancel(b)
+	e.s.Cancel(a)
+	sn := e.settle(func(sn studio.Snapshot) bool { return sn.Running == nil && !e.s.Busy() })
+	for _, j := range sn.Jobs {
+		if j.State != studio.JobCancelled {
+			t.Errorf("job %d is %s", j.ID, j.State)
+		}
+	}
+	if e.eng.Gen.Runs > 1 {
+		t.Errorf("the cancelled queued job ran")
+	}
+}
+
+type fullDisk struct{ n int }
+
+func (f *fullDisk) Write(p []byte) (int, error) {
+	if f.n+len(p) > 1000 {
+		return 0, &os.PathError{Op: "write", Path: "x", Err: syscall.ENOSPC}
+	}
+	f.n += len(p)
+	return len(p), nil
+}
+func (f *fullDisk) Close() error { return nil }
+
+func TestDiskFullKeepsLibrary(t *testing.T) {
+	e := newEnv(t, fakeengine.Options{}, false)
+	e.tiny()
+	e.s.Generate()
+	e.settle(func(sn studio.Snapshot) bool { return len(sn.Jobs) == 1 && sn.Jobs[0].State == studio.JobDone })
+	before, _ := takeDirs(t, e.lib)
+	restore := studio.SetCreateFile(func(string) (io.WriteCloser, error) { return &fullDisk{}, nil })
+	defer restore()
+	e.s.SetSeed(9)
+	e.s.Generate()
+	sn := e.settle(func(sn studio.Snapshot) bool { return sn.Jobs[0].State == studio.JobFailed })
+	if !strings.Contains(sn.Jobs[0].Message, "disk is full") {
+		t.Errorf("message %q", sn.Jobs[0].Message)
+	}
+	after, staging := takeDirs(t, e.lib)
+	if len(after) != len(before) || after[0] != before[0] || len(staging) != 0 {
+		t.Errorf("library changed: %v → %v (staging %v)", before, after, staging)
+	}
+	var failed bool
+	for _, n := range sn.Notices {
+		failed = failed || (n.Level == studio.Fail && strings.Contains(n.Text, "disk is full"))
+	}
+	if !failed {
+		t.Errorf("no notice: %+v", sn.Notices)
+	}
+}
+
+func TestEngineFailure(t *testing.T) {
+	e := newEnv(t, fakeengine.Options{FailAt: engine.PhaseVideoDecode}, false)
+	e.tiny()
+	e.s.Generate()
+	sn := e.settle(func(sn studio.Snapshot) bool { return sn.Jobs[0].State == studio.JobFailed })
+	if !strings.Contains(sn.Jobs[0].Message, "simulated failure") {
+		t.Errorf("message %q", sn.Jobs[0].Message)
+	}
+	if takes, staging := takeDirs(t, e.lib); len(takes)+len(staging) != 0 {
+		t.Errorf("library %v %v", takes, staging)
+	}
+}
+
+func TestChainRerunAndUndo(t *testing.T) {
+	e := newEnv(t, fakeengine.Options{}, false)
+	e.tiny()
+	e.s.Generate()
+	sn := e.settle(func(sn studio.Snapshot) bool { return len(sn.Takes) == 1 })
+	take := sn.Takes[0]
+	e.s.AddReferences([]string{e.png("a.png", color.RGBA{200, 0, 0, 255})})
+	e.settle(func(sn studio.Snapshot) bool { return len(sn.Draft.References) == 1 })
+
+	e.s.Chain(take.ID)
+	sn = e.settle(func(sn studio.Snapshot) bool { return sn.Draft.First.State == studio.MediaReady })
+	if sn.Draft.First.Path != filepath.Join(take.Dir, studio.LastFile) || len(sn.Draft.References) != 0 || sn.Task != engine.TaskFL2VA || !sn.CanUndo {
+		t.Fatalf("chained draft %+v", sn.Draft)
+	}
+	// The keyframe alignment line follows the new first frame once the
+	// prompt is in the base format.
+	e.s.ApplyTemplate("base")
+	sn = e.settle(func(sn studio.Snapshot) bool { return strings.HasPrefix(sn.Draft.Prompt, "For the target video") })
+	e.s.Undo()
+	e.s.Undo()
+	sn = e.s.Snapshot()
+
+	// Same seed again: identical frames; a new seed: different frames.
+	e.s.Rerun(take.ID, false)
+	e.s.Rerun(take.ID, true)
+	sn = e.settle(func(sn studio.Snapshot) bool { return len(sn.Takes) == 3 })
+	read := func(t0 studio.Take) []byte {
+		b, _ := os.ReadFile(filepath.Join(t0.Dir, studio.ViewerFile))
+		return b
+	}
+	var same, other studio.Take
+	for _, t0 := range sn.Takes[:2] {
+		if t0.Meta.Seed == take.Meta.Seed {
+			same = t0
+		} else {
+			other = t0
+		}
+	}
+	if same.ID == "" || other.ID == "" {
+		t.Fatalf("reruns: %+v", sn.Takes)
+	}
+	if !bytes.Equal(read(same), read(take)) {
+		t.Error("same seed gave different frames")
+	}
+	if bytes.Equal(read(other), read(take)) {
+		t.Error("new seed gave the same frames")
+	}
+}
+
+func TestReferencesRelabelPrompt(t *testing.T) {
+	e := newEnv(t, fakeengine.Options{}, false)
+	a := e.png("a.png", color.RGBA{255, 0, 0, 255})
+	b := e.png("b.png", color.RGBA{0, 255, 0, 255})
+	s := e.wav("voice.wav", 3)
+	e.s.ApplyTemplate("ref2va")
+	e.s.AddReferences([]string{a, b, s})
+	sn := e.settle(func(sn studio.Snapshot) bool {
+		return len(sn.Draft.References) == 3 && sn.Draft.References[2].Media.State == studio.MediaReady
+	})
+	if got := strings.Join(sn.Labels, ","); got != "Picture 1,Picture 2,Audio 1" {
+		t.Fatalf("labels %s", got)
+	}
+	if !strings.Contains(sn.Draft.Prompt, "<Audio 1>: reference -") || !strings.Contains(sn.Draft.Prompt, "<Picture 2> is") {
+		t.Fatalf("label lines missing:\n%s", sn.Draft.Prompt)
+	}
+	if sn.Draft.References[2].Media.Info.Duration != 3*time.Second || len(sn.Draft.References[2].Media.Peaks) == 0 {
+		t.Errorf("sound not read: %+v", sn.Draft.References[2].Media)
+	}
+	// Describe picture 1, then move it after picture 2.
+	p := strings.Replace(sn.Draft.Prompt, "<Picture 1> is", "<Picture 1> is the red card.", 1)
+	e.s.SetPrompt(p)
+	e.s.MoveReference(sn.Draft.References[0].ID, 1)
+	sn = e.settle(func(sn studio.Snapshot) bool { return sn.Draft.References[0].Media.Path == b })
+	if !strings.Contains(sn.Draft.Prompt, "<Picture 1> is \n<Picture 2> is the red card.") {
+		t.Errorf("reorder did not renumber:\n%s", sn.Draft.Prompt)
+	}
+	// Removing the red card drops its lines and renumbers.
+	e.s.RemoveReference(sn.Draft.References[1].ID)
+	sn = e.settle(func(sn studio.Snapshot) bool { return len(sn.Draft.References) == 2 })
+	if strings.Contains(sn.Draft.Prompt, "red card") || strings.Contains(sn.Draft.Prompt, "<Picture 2>") {
+		t.Errorf("removal left lines:\n%s", sn.Draft.Prompt)
+	}
+	if sn.Task != engine.TaskRef2VA {
+		t.Errorf("task %s", sn.Task)
+	}
+}
+
+func TestDropBadInput(t *testing.T) {
+	e := newEnv(t, fakeengine.Options{}, false)
+	folder := filepath.Join(e.in, "shots")
+	os.Mkdir(folder, 0o755)
+	txt := filepath.Join(e.in, "notes.txt")
+	os.WriteFile(txt, []byte("just words, not media at all"), 0o644)
+	broken := filepath.Join(e.in, "broken.png")
+	os.WriteFile(broken, []byte("\x89PNG\r\n\x1a\nthis is not really a png"), 0o644)
+	fake := filepath.Join(e.in, "photo.jpg")
+	wavBytes, _ := os.ReadFile(e.wav("sound.wav", 0.1))
+	os.WriteFile(fake, wavBytes, 0o644) // a sound file named like a picture
+	refused := e.s.Drop([]string{folder, filepath.Join(e.in, "gone.png")}, studio.DropReferences)
+	if len(refused) != 2 || !strings.Contains(refused[0], "is a folder") || !strings.Contains(refused[1], "can't be opened") {
+		t.Errorf("refused %q", refused)
+	}
+	e.s.Drop([]string{txt, broken, fake}, studio.DropReferences)
+	sn := e.settle(func(sn studio.Snapshot) bool {
+		for _, r := range sn.Draft.References {
+			if r.Media.State == studio.MediaProbing {
+				return false
+			}
+		}
+		return true
+	})
+	want := map[string]string{"notes.txt": "not a picture, video or sound file", "broken.png": "not a picture this app can read", "photo.jpg": "not a picture this app can read"}
+	for _, r := range sn.Draft.References {
+		if r.Media.State != studio.MediaBroken || !strings.Contains(r.Media.Note, want[r.Media.Name()]) {
+			t.Errorf("%s: state %d note %q", r.Media.Name(), r.Media.State, r.Media.Note)
+		}
+	}
+	if sn.CanGenerate {
+		t.Error("broken references do not block Generate")
+	}
+	var texts []string
+	for _, n := range sn.Notices {
+		texts = append(texts, n.Text)
+	}
+	all := strings.Join(texts, "\n")
+	for _, w := range []string{"shots is a folder", "gone.png can't be opened", "notes.txt is not a picture, video or sound file"} {
+		if !strings.Contains(all, w) {
+			t.Errorf("notices lack %q:\n%s", w, all)
+		}
+	}
+	// A picture onto a frame slot, with references present: the rule shows
+	// on both.
+	e.s.Drop([]string{e.png("f.png", color.RGBA{1, 2, 3, 255})}, studio.DropFirst)
+	sn = e.settle(func(sn studio.Snapshot) bool { return sn.Draft.First.State == studio.MediaReady })
+	var onFirst bool
+	for _, p := range sn.Problems {
+		onFirst = onFirst || (p.Where == studio.AtFirst && strings.Contains(p.Message, "can't be combined"))
+	}
+	if !onFirst {
+		t.Errorf("no inline rule on the first frame: %+v", sn.Problems)
+	}
+}
+
+type refusingGen struct{ studio.Generator }
+
+func (refusingGen) Plan(engine.Request) (engine.Plan, error) {
+	return engine.Plan{}, errors.New("engine: rule X: the prompt is too long (at most 1024 tokens)")
+}
+
+type refusingEngine struct{ *fakeengine.Engine }
+
+func (e refusingEngine) Open(string) (studio.Generator, error) { return refusingGen{e.Gen}, nil }
+
+func TestPlanErrorShown(t *testing.T) {
+	dir := t.TempDir()
+	lib, _ := studio.OpenLibrary(filepath.Join(dir, "lib"), nil)
+	x := &executor{}
+	s, err := studio.New(studio.Options{Engine: refusingEngine{fakeengine.New(fakeengine.Options{})}, Library: lib, Go: x.Go})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.SetModel(dir)
+	s.SetPrompt("x")
+	x.Drain()
+	sn := s.Snapshot()
+	if sn.CanGenerate || !strings.Contains(sn.Why, "rule X") {
+		t.Errorf("CanGenerate %v, why %q, problems %+v", sn.CanGenerate, sn.Why, sn.Problems)
+	}
+	if _, err := s.Generate(); !errors.Is(err, studio.ErrNotReady) {
+		t.Errorf("Generate: %v", err)
+	}
+}
+
+func TestMemoryFitWarning(t *testing.T) {
+	dir := t.TempDir()
+	lib, _ := studio.OpenLibrary(filepath.Join(dir, "lib"), nil)
+	x := &executor{}
+	s, err := studio.New(studio.Options{Engine: fakeengine.New(fakeengine.Options{}), Library: lib, Go: x.Go, MemoryBytes: 2 << 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.SetModel(dir)
+	s.SetPrompt("A fox.")
+	x.Drain()
+	sn := s.Snapshot()
+	var warn *studio.Problem
+	for i, p := range sn.Problems {
+		if p.Severity == studio.Warning && strings.Contains(p.Message, "this machine has 2 GB") {
+			warn = &sn.Problems[i]
+		}
+	}
+	if warn == nil || !strings.Contains(warn.Fix, "Streaming") || !sn.CanGenerate {
+		t.Errorf("fit warning %+v (can generate %v): %+v", warn, sn.CanGenerate, sn.Problems)
+	}
+}

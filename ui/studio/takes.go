@@ -1,0 +1,394 @@
+package studio
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"h3studio/engine"
+	"h3studio/engine/media"
+)
+
+// takeMeta builds take.json for a finished job.
+func (s *Studio) takeMeta(j *job, res engine.Result, sink *takeSink, hasVideo bool) TakeMeta {
+	d := j.draft
+	st := d.Settings
+	req := j.req
+	if res.Plan.Request.Width > 0 {
+		req = res.Plan.Request // the engine's resolved request
+	}
+	m := TakeMeta{
+		Version: 1, Title: Title(d.Prompt), Created: s.opts.Now(), Task: d.Task(), Prompt: d.Prompt,
+		Settings: TakeSettings{
+			Canvas: st.Canvas, Quality: st.Quality, Custom: st.Custom(),
+			Steps: req.Steps, Reuse: req.Reuse, Layers: req.Layers, CoreReuse: req.CoreReuse,
+			TokenReduction: req.TokenReduction, RenderWidth: req.RenderWidth, RenderHeight: req.RenderHeight,
+			Memory: st.Memory, Preview: st.Preview,
+		},
+		Seed: req.Seed, Frames: sink.nFrames, Width: sink.format.Width, Height: sink.format.Height,
+		FPS: media.FPS, Seconds: Seconds(sink.nFrames),
+		SampleRate: sink.audio.Rate, Channels: sink.audio.Channels,
+		Timings:   map[engine.Phase]float64{},
+		PeakBytes: res.PeakBytes,
+		Files:     TakeFiles{Thumb: ThumbFile, Last: LastFile, Viewer: ViewerFile},
+		App:       AppInfo{Name: "H3 Studio", Version: s.opts.AppVersion},
+		Notes:     res.Plan.Notes,
+	}
+	if res.Seed != 0 || m.Seed == 0 {
+		m.Seed = res.Seed
+	}
+	if sink.format.FPS > 0 {
+		m.FPS = sink.format.FPS
+	}
+	if hasVideo {
+		m.Files.Video = VideoFile
+	}
+	if len(sink.audio.Samples) > 0 {
+		m.Files.Audio = AudioFile
+	}
+	var total float64
+	for p, t := range res.Timings {
+		m.Timings[p] = t.Seconds()
+		total += t.Seconds()
+	}
+	if !j.started.IsZero() {
+		total = s.opts.Now().Sub(j.started).Seconds()
+	}
+	m.TotalSeconds = total
+	s.mu.Lock()
+	info := s.model.Info
+	s.mu.Unlock()
+	m.Model = ModelRef{Name: info.Name, Dir: info.Dir, Engine: info.Engine}
+	if res.Model != "" {
+		m.Model.Name = res.Model
+	}
+	ref := func(x Media, label, kind string) *MediaRef {
+		if x.Empty() {
+			return nil
+		}
+		r := &MediaRef{Label: label, Kind: kind, Path: x.Path, Hash: x.Hash}
+		if x.State == MediaReady {
+			r.Info = &MediaShape{Width: x.Info.Width, Height: x.Info.Height, Seconds: x.Info.Duration.Seconds(), HasAudio: x.Info.HasAudio}
+		}
+		return r
+	}
+	m.First = ref(d.First, "", "image")
+	m.Last = ref(d.Last, "", "image")
+	labels := Labels(d.References)
+	for i, r := range d.References {
+		mr := ref(r.Media, labels[i], string(r.EngineKind()))
+		mr.Sound = ref(r.Sound, "", "audio")
+		m.References = append(m.References, *mr)
+	}
+	return m
+}
+
+// loadLibrary reads the library folder (a background task).
+func (s *Studio) loadLibrary() {
+	takes, err := s.library().List()
+	s.update(func() {
+		s.libLoaded = true
+		if err != nil {
+			s.noticeLocked(Fail, "The library can't be read: "+err.Error(), "")
+			return
+		}
+		// Keep takes committed while listing.
+		seen := map[string]bool{}
+		for _, t := range takes {
+			seen[t.ID] = true
+		}
+		for _, t := range s.takes {
+			if !seen[t.ID] {
+				takes = append([]Take{t}, takes...)
+			}
+		}
+		s.takes = takes
+		if s.viewer.Clip == nil && s.viewer.TakeID == "" && !s.viewer.Loading {
+			switch {
+			case len(takes) > 0 && takes[0].Damaged == "":
+				s.showTakeLocked(takes[0])
+			case s.opts.Sample != nil:
+				s.viewerSeq++
+				s.viewer = Viewer{Title: "Sample take", Sample: true, Loading: true}
+				seq := s.viewerSeq
+				s.opts.Go(func() {
+					c := s.opts.Sample()
+					s.update(func() {
+						if s.viewerSeq == seq {
+							s.viewer.Clip, s.viewer.Loading = c, false
+						}
+					})
+				})
+			}
+		}
+	})
+}
+
+// RefreshLibrary rereads the library folder.
+func (s *Studio) RefreshLibrary() { s.opts.Go(s.loadLibrary) }
+
+func (s *Studio) takeLocked(id string) (Take, int, bool) {
+	for i, t := range s.takes {
+		if t.ID == id {
+			return t, i, true
+		}
+	}
+	return Take{}, -1, false
+}
+
+// ShowTake opens a take in the viewer (loading its frames in the background).
+func (s *Studio) ShowTake(id string) {
+	s.update(func() {
+		t, _, ok := s.takeLocked(id)
+		if !ok {
+			return
+		}
+		s.showTakeLocked(t)
+	})
+}
+
+func (s *Studio) showTakeLocked(t Take) {
+	s.viewerSeq++
+	seq := s.viewerSeq
+	s.viewer = Viewer{TakeID: t.ID, Title: t.Meta.Title, Loading: true}
+	if t.Damaged != "" {
+		s.viewer.Loading, s.viewer.Err = false, "This take can't be shown: "+t.Damaged
+		return
+	}
+	s.opts.Go(func() {
+		c, err := s.library().LoadClip(t)
+		s.update(func() {
+			if s.viewerSeq != seq {
+				return
+			}
+			s.viewer.Loading = false
+			if err != nil {
+				s.viewer.Err = err.Error()
+				return
+			}
+			s.viewer.Clip = c
+		})
+	})
+}
+
+// StopFollowing keeps the viewer on what it shows instead of the running
+// job's previews.
+func (s *Studio) StopFollowing() { s.update(func() { s.viewer.Follow = false }) }
+
+// FollowJob shows the running job's previews again.
+func (s *Studio) FollowJob() { s.update(func() { s.viewer.Follow = true }) }
+
+// SetStarred stars or unstars a take.
+func (s *Studio) SetStarred(id string, on bool) {
+	s.mu.Lock()
+	t, _, ok := s.takeLocked(id)
+	s.mu.Unlock()
+	if !ok {
+		return
+	}
+	s.opts.Go(func() {
+		nt, err := s.library().SetStarred(t, on)
+		s.update(func() {
+			if err != nil {
+				s.noticeLocked(Fail, "The star could not be saved: "+err.Error(), "")
+				return
+			}
+			if _, i, ok := s.takeLocked(id); ok {
+				s.takes[i] = nt
+			}
+		})
+	})
+}
+
+// DeleteTake moves a take to the Trash.
+func (s *Studio) DeleteTake(id string) {
+	s.mu.Lock()
+	t, _, ok := s.takeLocked(id)
+	s.mu.Unlock()
+	if !ok {
+		return
+	}
+	s.opts.Go(func() {
+		err := s.library().Delete(t)
+		s.update(func() {
+			if err != nil {
+				s.noticeLocked(Fail, fmt.Sprintf("“%s” could not be moved to the Trash: %v. It is still in the library.", t.Meta.Title, err), "")
+				return
+			}
+			if _, i, ok := s.takeLocked(id); ok {
+				s.takes = append(s.takes[:i:i], s.takes[i+1:]...)
+			}
+			if s.viewer.TakeID == id {
+				s.viewerSeq++
+				s.viewer = Viewer{}
+			}
+			s.noticeLocked(Info, fmt.Sprintf("“%s” was moved to the Trash.", t.Meta.Title), "")
+		})
+	})
+}
+
+// draftFromTake rebuilds the draft that made a take. Input files are read
+// again (they may have changed; their hashes are compared).
+func (s *Studio) draftFromTake(t Take) (Draft, []string) {
+	m := t.Meta
+	d := NewDraft()
+	d.Prompt = m.Prompt
+	d.Settings = d.Settings.WithCanvas(m.Settings.Canvas, m.Width, m.Height)
+	d.Settings.Frames = m.Frames
+	d.Settings = d.Settings.WithQuality(m.Settings.Quality)
+	d.Settings.Speed.Steps, d.Settings.Speed.Reuse, d.Settings.Speed.Layers = m.Settings.Steps, m.Settings.Reuse, m.Settings.Layers
+	d.Settings.Speed.CoreReuse, d.Settings.Speed.TokenReduction = m.Settings.CoreReuse, m.Settings.TokenReduction
+	if m.Settings.RenderWidth > 0 {
+		d.Settings.RenderWidth, d.Settings.RenderHeight = m.Settings.RenderWidth, m.Settings.RenderHeight
+	}
+	d.Settings.Seed, d.Settings.Memory, d.Settings.Preview = m.Seed, m.Settings.Memory, m.Settings.Preview
+	var warn []string
+	in := func(r *MediaRef, k media.Kind) Media {
+		if r == nil {
+			return Media{}
+		}
+		x := Media{Path: r.Path, Kind: k, State: MediaProbing, Hash: r.Hash}
+		if _, err := os.Stat(r.Path); err != nil {
+			x.State, x.Note = MediaMissing, "the file is gone"
+			warn = append(warn, filepath.Base(r.Path)+" is missing")
+		} else if r.Hash != "" {
+			if h, err := hashFile(r.Path); err == nil && h != r.Hash {
+				warn = append(warn, filepath.Base(r.Path)+" has changed since this take")
+			}
+		}
+		return x
+	}
+	d.First = in(m.First, media.KindImage)
+	d.Last = in(m.Last, media.KindImage)
+	for _, r := range m.References {
+		k := media.KindImage
+		switch engine.ReferenceKind(r.Kind) {
+		case engine.RefVideo, engine.RefSilentVideo, engine.RefVideoAudio:
+			k = media.KindVideo
+		case engine.RefAudio:
+			k = media.KindAudio
+		}
+		ref := Reference{Media: in(&r, k), Silent: engine.ReferenceKind(r.Kind) == engine.RefSilentVideo}
+		if r.Sound != nil {
+			ref.Sound = in(r.Sound, media.KindAudio)
+		}
+		d.References = append(d.References, ref)
+	}
+	return d, warn
+}
+
+// Rerun queues a take again with its own settings: the same seed
+// (newSeed false) or a fresh one. The draft in Compose is not touched.
+func (s *Studio) Rerun(id string, newSeed bool) {
+	s.mu.Lock()
+	t, _, ok := s.takeLocked(id)
+	s.mu.Unlock()
+	if !ok {
+		return
+	}
+	s.opts.Go(func() {
+		d, warn := s.draftFromTake(t)
+		for i := range d.References {
+			s.mu.Lock()
+			s.nextRefID++
+			d.References[i].ID = s.nextRefID
+			s.mu.Unlock()
+		}
+		for _, m := range []*Media{&d.First, &d.Last} {
+			if m.State == MediaProbing {
+				m.State = MediaReady
+			}
+		}
+		for i := range d.References {
+			for _, m := range []*Media{&d.References[i].Media, &d.References[i].Sound} {
+				if m.State == MediaProbing {
+					m.State = MediaReady
+				}
+			}
+		}
+		if newSeed {
+			d.Settings.Seed = s.opts.Rand()
+		}
+		s.update(func() {
+			if ps := Check(d); Blocking(ps) {
+				for _, p := range ps {
+					if p.Severity == Error {
+						s.noticeLocked(Fail, "“"+t.Meta.Title+"” can't be run again: "+p.String(), "")
+						return
+					}
+				}
+			}
+			if s.gen == nil {
+				s.noticeLocked(Fail, "“"+t.Meta.Title+"” can't be run again: no model is loaded.", "")
+				return
+			}
+			if len(warn) > 0 {
+				s.noticeLocked(Warn, "Running “"+t.Meta.Title+"” again, but "+strings.Join(warn, "; ")+".", "")
+			}
+			s.enqueueLocked(d, nil)
+		})
+	})
+}
+
+// UseSettings loads a take's prompt, inputs and settings into Compose (the
+// previous draft can be restored with Undo).
+func (s *Studio) UseSettings(id string) {
+	s.mu.Lock()
+	t, _, ok := s.takeLocked(id)
+	s.mu.Unlock()
+	if !ok {
+		return
+	}
+	s.opts.Go(func() {
+		d, warn := s.draftFromTake(t)
+		s.replaceDraft(d, "Compose now holds the settings of “"+t.Meta.Title+"”.")
+		if len(warn) > 0 {
+			s.Notify(Warn, strings.Join(warn, "; ")+".")
+		}
+	})
+}
+
+// Chain starts a new draft that continues a take: its last frame becomes the
+// first frame, the prompt and settings are kept, references are cleared
+// (they can't be combined with frames). Undo restores the previous draft.
+func (s *Studio) Chain(id string) {
+	s.mu.Lock()
+	t, _, ok := s.takeLocked(id)
+	cur := s.draft.Clone()
+	s.mu.Unlock()
+	if !ok {
+		return
+	}
+	last := filepath.Join(t.Dir, LastFile)
+	if _, err := os.Stat(last); err != nil {
+		s.Notify(Fail, "“"+t.Meta.Title+"” has no saved last frame to continue from.")
+		return
+	}
+	d := cur
+	if t.Damaged == "" {
+		d.Prompt = t.Meta.Prompt
+		d.Settings = d.Settings.WithCanvas(t.Meta.Settings.Canvas, t.Meta.Width, t.Meta.Height)
+	}
+	d.References = nil
+	d.First = Media{Path: last, Kind: media.KindImage, State: MediaProbing}
+	d.Last = Media{}
+	s.replaceDraft(d, "The last frame of “"+t.Meta.Title+"” is now the first frame.")
+}
+
+// UseAsReference adds a take to the reference list: its video (with its
+// sound) when the take has an MP4, otherwise its last frame as a picture.
+func (s *Studio) UseAsReference(id string) {
+	s.mu.Lock()
+	t, _, ok := s.takeLocked(id)
+	s.mu.Unlock()
+	if !ok {
+		return
+	}
+	p := filepath.Join(t.Dir, VideoFile)
+	if !t.Has(VideoFile) {
+		p = filepath.Join(t.Dir, LastFile)
+		s.Notify(Info, "This build writes no MP4, so the take's last frame was added as a picture reference.")
+	}
+	s.AddReferences([]string{p})
+}

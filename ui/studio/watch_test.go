@@ -1,0 +1,103 @@
+package studio_test
+
+import (
+	"image/color"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"h3studio/ui/studio"
+	"h3studio/ui/studio/fakeengine"
+)
+
+// gatedEngine reports a folder usable only once it holds a file named
+// "complete" (a download that finishes).
+type gatedEngine struct{ *fakeengine.Engine }
+
+func (g gatedEngine) Inspect(dir string) studio.ModelInfo {
+	info := g.Engine.Inspect(dir)
+	if _, err := os.Stat(filepath.Join(dir, "FL2VA", "transformer", "complete")); err != nil {
+		info.Usable, info.Problem = false, "the transformer is incomplete"
+	}
+	return info
+}
+
+func TestWatchInputsAndModel(t *testing.T) {
+	dir := t.TempDir()
+	lib, _ := studio.OpenLibrary(filepath.Join(dir, "lib"), nil)
+	s, err := studio.New(studio.Options{Engine: gatedEngine{fakeengine.New(fakeengine.Options{})}, Library: lib, Watch: true, WatchDelay: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	wake := make(chan struct{}, 1)
+	s.Subscribe(func() {
+		select {
+		case wake <- struct{}{}:
+		default:
+		}
+	})
+	wait := func(what string, cond func(studio.Snapshot) bool) studio.Snapshot {
+		t.Helper()
+		deadline := time.After(15 * time.Second)
+		for {
+			sn := s.Snapshot()
+			if cond(sn) {
+				return sn
+			}
+			select {
+			case <-wake:
+			case <-deadline:
+				t.Fatalf("%s: never happened; notices %+v, model %+v", what, sn.Notices, sn.Model)
+			}
+		}
+	}
+	e := &env{t: t, in: filepath.Join(dir, "in")}
+	os.MkdirAll(e.in, 0o755)
+
+	// An input file edited on disk is read again; deleted, it is marked.
+	p := e.png("face.png", color.RGBA{10, 20, 30, 255})
+	s.AddReferences([]string{p})
+	sn := wait("read", func(sn studio.Snapshot) bool {
+		return len(sn.Draft.References) == 1 && sn.Draft.References[0].Media.State == studio.MediaReady
+	})
+	gen := sn.Draft.References[0].Media.Gen
+	e.png("face.png", color.RGBA{200, 20, 30, 255}) // the user edits it
+	wait("reload", func(sn studio.Snapshot) bool { return sn.Draft.References[0].Media.Gen > gen })
+	os.Remove(p)
+	sn = wait("missing", func(sn studio.Snapshot) bool { return sn.Draft.References[0].Media.State == studio.MediaMissing })
+	var warned bool
+	for _, n := range sn.Notices {
+		warned = warned || strings.Contains(n.Text, "face.png was moved or deleted")
+	}
+	if !warned {
+		t.Errorf("no notice: %+v", sn.Notices)
+	}
+	e.png("face.png", color.RGBA{1, 1, 1, 255}) // put back
+	wait("back", func(sn studio.Snapshot) bool { return sn.Draft.References[0].Media.State == studio.MediaReady })
+
+	// A model folder that is still downloading becomes usable when its last
+	// file arrives (after a burst of writes).
+	model := filepath.Join(dir, "model")
+	os.MkdirAll(model, 0o755)
+	s.SetModel(model)
+	wait("incomplete", func(sn studio.Snapshot) bool { return !sn.Model.Loading && sn.Model.Info.Problem != "" })
+	tr := filepath.Join(model, "FL2VA", "transformer")
+	os.MkdirAll(tr, 0o755)
+	f, _ := os.Create(filepath.Join(tr, "shard.safetensors"))
+	for i := 0; i < 200; i++ {
+		f.Write(make([]byte, 4096))
+	}
+	f.Close()
+	os.WriteFile(filepath.Join(tr, "complete"), nil, 0o644)
+	sn = wait("complete", func(sn studio.Snapshot) bool { return sn.Model.Ready })
+	var told bool
+	for _, n := range sn.Notices {
+		told = told || strings.Contains(n.Text, "complete now")
+	}
+	if !told {
+		t.Errorf("no notice for the completed model: %+v", sn.Notices)
+	}
+}

@@ -1,0 +1,214 @@
+package ui
+
+import (
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/layout"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"h3studio/engine/media"
+	"h3studio/ui/studio"
+	"h3studio/ui/widgets"
+)
+
+// Sound is the player's audio output (package sound in the app).
+type Sound interface {
+	widgets.Clock
+	SetAudio(media.Audio)
+	Notice() string
+}
+
+// Options configure the window.
+type Options struct {
+	// Do runs a function on the UI goroutine; default fyne.Do. It is the
+	// only way anything crosses from the studio's goroutines into Fyne.
+	Do func(func())
+	// Interval is the shortest time between two applies of the studio's
+	// state (default 33 ms); Immediate applies at every change (tests).
+	Interval  time.Duration
+	Immediate bool
+	Version   string
+	// Reveal shows a file in Finder (the file manager elsewhere).
+	Reveal func(path string) error
+	Sound  Sound
+	// Prefs remember choices between runs (may be nil).
+	Prefs Prefs
+	// Quit ends the app (default fyne.CurrentApp().Quit).
+	Quit func()
+}
+
+// Prefs is where the window records the user's choices.
+type Prefs interface {
+	SetModelDir(dir string)
+	SetLibraryDir(dir string)
+}
+
+// Window is the studio's main window: Compose, Viewer (with progress) and
+// Library side by side, a notice area and a status bar.
+type Window struct {
+	win  fyne.Window
+	s    *studio.Studio
+	opts Options
+	b    *boundary
+
+	compose  *compose
+	viewer   *viewer
+	progress *progress
+	library  *library
+	status   *statusBar
+	notices  *notices
+
+	snap        studio.Snapshot
+	quitting    bool
+	reportFor   string // show the model report when this folder is inspected
+	unsubscribe func()
+	applyCount  int
+}
+
+// New builds the main window's content, menus, shortcuts and drop handling
+// into w and starts following the studio.
+func New(w fyne.Window, s *studio.Studio, o Options) *Window {
+	if o.Do == nil {
+		o.Do = fyne.Do
+	}
+	if o.Interval == 0 {
+		o.Interval = 33 * time.Millisecond
+	}
+	if o.Immediate {
+		o.Interval = 0
+	}
+	if o.Quit == nil {
+		o.Quit = func() { fyne.CurrentApp().Quit() }
+	}
+	win := &Window{win: w, s: s, opts: o}
+	win.compose = newCompose(win)
+	win.viewer = newViewer(win)
+	win.progress = newProgress(win)
+	win.library = newLibrary(win)
+	win.status = newStatusBar(win)
+	win.notices = newNotices(win)
+
+	center := container.NewBorder(nil, win.progress.content, nil, nil, win.viewer.content)
+	right := container.NewHSplit(center, win.library.content)
+	right.Offset = 0.70
+	main := container.NewHSplit(win.compose.content, right)
+	main.Offset = 0.29
+	body := container.NewBorder(win.notices.content, win.status.content, nil, nil, main)
+	bg := canvas.NewRectangle(theme.Color(theme.ColorNameBackground))
+	w.SetContent(container.NewStack(bg, body))
+
+	w.SetMainMenu(win.mainMenu())
+	win.addShortcuts()
+	w.SetOnDropped(win.HandleDrop)
+	w.SetCloseIntercept(win.requestClose)
+	w.Canvas().SetOnTypedKey(win.typedKey)
+
+	win.b = newBoundary(o.Do, win.apply, o.Interval)
+	win.unsubscribe = s.Subscribe(win.b.poke)
+	win.apply()
+	return win
+}
+
+// Sync applies the studio's current state now (on the caller's goroutine,
+// which must be the UI's); tests call it after driving the studio.
+func (w *Window) Sync() { w.apply() }
+
+// Snapshot is the state last applied.
+func (w *Window) Snapshot() studio.Snapshot { return w.snap }
+
+// Fyne returns the window.
+func (w *Window) Fyne() fyne.Window { return w.win }
+
+// Player is the viewer's player.
+func (w *Window) Player() *widgets.Player { return w.viewer.player }
+
+func (w *Window) apply() {
+	sn := w.s.Snapshot()
+	w.snap = sn
+	w.applyCount++
+	w.compose.apply(sn)
+	w.viewer.apply(sn)
+	w.progress.apply(sn)
+	w.library.apply(sn)
+	w.status.apply(sn)
+	w.notices.apply(sn)
+	w.applyModelReport(sn)
+	if w.quitting && !w.s.Busy() {
+		w.quitting = false
+		w.closeNow()
+	}
+}
+
+// requestClose asks before closing while a take is being generated; then
+// it cancels, waits for the engine to stop cleanly, and quits.
+func (w *Window) requestClose() {
+	if !w.s.Busy() {
+		w.closeNow()
+		return
+	}
+	confirmDialog(w.win, "Stop generating and quit?",
+		"A take is being generated. If you quit now it is cancelled and nothing of it is saved; your library is not touched.",
+		"Cancel and Quit", func() {
+			w.quitting = true
+			w.s.CancelAll()
+			w.s.Notify(studio.Info, "Cancelling the take, then quitting…")
+		})
+}
+
+func (w *Window) closeNow() {
+	w.Stop()
+	w.s.Close()
+	w.opts.Quit()
+}
+
+// Stop detaches the window from the studio (the app is quitting): no more
+// applies, playback stopped.
+func (w *Window) Stop() {
+	if w.unsubscribe != nil {
+		w.unsubscribe()
+		w.unsubscribe = nil
+	}
+	w.b.stop()
+	w.viewer.player.OnChange = nil
+	w.viewer.player.Pause()
+}
+
+// typedKey forwards transport keys to the player when no text field has
+// the focus.
+func (w *Window) typedKey(e *fyne.KeyEvent) {
+	if f := w.win.Canvas().Focused(); f != nil {
+		if _, isPlayer := f.(*widgets.Player); !isPlayer {
+			return
+		}
+	}
+	w.viewer.player.HandleKey(e.Name)
+}
+
+// section is a panel heading.
+func heading(text string) *widget.Label {
+	l := widget.NewLabelWithStyle(text, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	return l
+}
+
+// panel draws content on a rounded panel background.
+func panel(content fyne.CanvasObject) fyne.CanvasObject {
+	bg := canvas.NewRectangle(theme.Color(colorPanel))
+	bg.CornerRadius = 10
+	bg.StrokeColor = theme.Color(theme.ColorNameSeparator)
+	bg.StrokeWidth = 1
+	return container.NewPadded(container.NewStack(bg, container.NewPadded(content)))
+}
+
+func subtle(text string) *widget.Label {
+	l := widget.NewLabel(text)
+	l.Importance = widget.LowImportance
+	l.SizeName = theme.SizeNameCaptionText
+	l.Wrapping = fyne.TextWrapWord
+	return l
+}
+
+func spacer() fyne.CanvasObject { return layout.NewSpacer() }

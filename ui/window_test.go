@@ -1,0 +1,410 @@
+package ui
+
+import (
+	"bytes"
+	"image"
+	"image/color"
+	"image/png"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/storage"
+	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/widget"
+
+	"h3studio/engine/media"
+	"h3studio/ui/studio"
+	"h3studio/ui/studio/fakeengine"
+)
+
+// queue runs functions when the test drains it, on the test's goroutine:
+// the studio's background tasks (sync mode) or the window's UI calls.
+type queue struct {
+	mu sync.Mutex
+	q  []func()
+}
+
+func (q *queue) Go(f func()) { q.mu.Lock(); q.q = append(q.q, f); q.mu.Unlock() }
+
+func (q *queue) drain() int {
+	n := 0
+	for {
+		q.mu.Lock()
+		if len(q.q) == 0 {
+			q.mu.Unlock()
+			return n
+		}
+		f := q.q[0]
+		q.q = q.q[1:]
+		q.mu.Unlock()
+		f()
+		n++
+	}
+}
+
+type harness struct {
+	t    *testing.T
+	s    *studio.Studio
+	w    *Window
+	work *queue // studio tasks (nil when the studio runs goroutines)
+	ui   *queue // functions crossing into the UI
+	eng  *fakeengine.Engine
+	lib  string
+	dir  string
+	quit bool
+	wake chan struct{}
+}
+
+func newHarness(t *testing.T, o fakeengine.Options, async bool) *harness {
+	t.Helper()
+	a := test.NewTempApp(t)
+	a.Settings().SetTheme(NewTheme())
+	h := &harness{t: t, dir: t.TempDir(), ui: &queue{}, wake: make(chan struct{}, 1)}
+	h.lib = filepath.Join(h.dir, "Library")
+	lib, err := studio.OpenLibrary(h.lib, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.eng = fakeengine.New(o)
+	opts := studio.Options{Engine: h.eng, Library: lib, Device: "test device", AppVersion: "test", Sample: studio.SampleClip, Opener: media.Open}
+	if !async {
+		h.work = &queue{}
+		opts.Go = h.work.Go
+	}
+	h.s, err = studio.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(h.s.Close)
+	h.s.Subscribe(func() {
+		select {
+		case h.wake <- struct{}{}:
+		default:
+		}
+	})
+	win := test.NewTempWindow(t, nil)
+	win.Resize(fyne.NewSize(1400, 860))
+	h.w = New(win, h.s, Options{Do: h.ui.Go, Immediate: true, Version: "test", Quit: func() { h.quit = true }})
+	model := filepath.Join(h.dir, "model")
+	os.Mkdir(model, 0o755)
+	h.s.SetModel(model)
+	h.settle(func(sn studio.Snapshot) bool { return sn.Model.Ready && sn.LibraryLoaded && sn.Viewer.Clip != nil })
+	return h
+}
+
+// settle runs background work and UI updates until cond holds; it waits on
+// the studio's change notifications (never a fixed sleep).
+func (h *harness) settle(cond func(studio.Snapshot) bool) studio.Snapshot {
+	h.t.Helper()
+	deadline := time.After(20 * time.Second)
+	for {
+		n := 0
+		if h.work != nil {
+			n += h.work.drain()
+		}
+		n += h.ui.drain()
+		h.w.Sync()
+		if sn := h.w.Snapshot(); cond(sn) {
+			return sn
+		}
+		if n > 0 {
+			continue
+		}
+		select {
+		case <-h.wake:
+		case <-deadline:
+			sn := h.s.Snapshot()
+			h.t.Fatalf("state never reached: model %+v, jobs %+v, notices %+v", sn.Model, sn.Jobs, sn.Notices)
+		}
+	}
+}
+
+func (h *harness) file(name string, b []byte) string {
+	p := filepath.Join(h.dir, name)
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		h.t.Fatal(err)
+	}
+	return p
+}
+
+func pngBytes(c color.RGBA) []byte {
+	img := image.NewRGBA(image.Rect(0, 0, 80, 60))
+	for i := 0; i < len(img.Pix); i += 4 {
+		img.Pix[i], img.Pix[i+1], img.Pix[i+2], img.Pix[i+3] = c.R, c.G, c.B, 255
+	}
+	var b bytes.Buffer
+	png.Encode(&b, img)
+	return b.Bytes()
+}
+
+func (h *harness) wav(name string, secs float64) string {
+	n := int(secs * 32000)
+	a := media.Audio{Rate: 32000, Channels: 2, Samples: make([]float32, 2*n)}
+	for i := range a.Samples {
+		a.Samples[i] = 0.3
+	}
+	p := filepath.Join(h.dir, name)
+	if err := media.WriteWAVFile(p, a, media.PCM16); err != nil {
+		h.t.Fatal(err)
+	}
+	return p
+}
+
+func TestFirstStartShowsSample(t *testing.T) {
+	h := newHarness(t, fakeengine.Options{}, false)
+	sn := h.w.Snapshot()
+	if !sn.Viewer.Sample || h.w.Player().Len() != 48 {
+		t.Fatalf("viewer %+v, player %d frames", sn.Viewer, h.w.Player().Len())
+	}
+	if h.w.Player().Frame() != 24 || h.w.Player().Playing() {
+		t.Errorf("sample not shown as a still: frame %d playing %v", h.w.Player().Frame(), h.w.Player().Playing())
+	}
+	if got := h.w.viewer.frameL.Text; got != "frame 25 / 48" {
+		t.Errorf("frame label %q", got)
+	}
+	if !h.w.compose.generate.Disabled() || !strings.Contains(h.w.compose.genNote.Text, "prompt is empty") {
+		t.Errorf("generate enabled with an empty prompt (%q)", h.w.compose.genNote.Text)
+	}
+	if !strings.Contains(h.w.status.model.Text, fakeengine.Name) || h.w.status.state.Text != "ready · "+fakeengine.Name {
+		t.Errorf("status %q / %q", h.w.status.model.Text, h.w.status.state.Text)
+	}
+	// Transport keys reach the player when no field has the focus.
+	h.w.typedKey(&fyne.KeyEvent{Name: fyne.KeyRight})
+	if h.w.Player().Frame() != 25 {
+		t.Errorf("→ went to frame %d", h.w.Player().Frame())
+	}
+	h.w.typedKey(&fyne.KeyEvent{Name: fyne.KeySpace})
+	if !h.w.Player().Playing() {
+		t.Error("Space did not play")
+	}
+	h.w.typedKey(&fyne.KeyEvent{Name: fyne.KeySpace})
+	// With the prompt focused, Space types a space.
+	h.w.Fyne().Canvas().Focus(h.w.compose.prompt)
+	h.w.typedKey(&fyne.KeyEvent{Name: fyne.KeyLeft})
+	if h.w.Player().Frame() != 25 {
+		t.Error("a key meant for the prompt moved the player")
+	}
+}
+
+func TestDropRealFiles(t *testing.T) {
+	h := newHarness(t, fakeengine.Options{}, false)
+	first := h.file("first.png", pngBytes(color.RGBA{220, 90, 30, 255}))
+	pic := h.file("face.png", pngBytes(color.RGBA{30, 90, 220, 255}))
+	voice := h.wav("voice.wav", 3)
+	folder := filepath.Join(h.dir, "shots")
+	os.Mkdir(folder, 0o755)
+	notes := h.file("notes.txt", []byte("not media"))
+	broken := h.file("broken.png", []byte("\x89PNG\r\n\x1a\ntruncated"))
+	uris := func(ps ...string) []fyne.URI {
+		var u []fyne.URI
+		for _, p := range ps {
+			u = append(u, storage.NewFileURI(p))
+		}
+		return u
+	}
+
+	// A picture on the First slot fills it.
+	h.w.HandleDrop(h.w.DropPoint(studio.FirstSlot), uris(first))
+	sn := h.settle(func(sn studio.Snapshot) bool { return sn.Draft.First.State == studio.MediaReady })
+	if sn.Draft.First.Path != first || sn.Task != "fl2va" || h.w.compose.first.Empty() {
+		t.Fatalf("first slot %+v", sn.Draft.First)
+	}
+	// Files dropped elsewhere become references, in order, with labels;
+	// the rule against mixing shows inline on the slot and the list.
+	h.w.HandleDrop(fyne.NewPos(700, 300), uris(pic, voice))
+	sn = h.settle(func(sn studio.Snapshot) bool {
+		return len(sn.Draft.References) == 2 && sn.Draft.References[1].Media.State == studio.MediaReady
+	})
+	if strings.Join(sn.Labels, ",") != "Picture 1,Audio 1" || sn.Draft.References[0].Media.Path != pic {
+		t.Errorf("labels %v", sn.Labels)
+	}
+	if rows := h.w.compose.refRows; len(rows) != 2 || rows[sn.Draft.References[0].ID].badge.Text != "Picture 1" {
+		t.Errorf("reference rows %+v", rows)
+	}
+	if !labelsContain(h.w.compose.frameMsgs, "can't be combined") || !labelsContain(h.w.compose.refMsgs, "cannot be combined with a first or last frame") {
+		t.Error("the mixing rule is not shown inline")
+	}
+	if !h.w.compose.generate.Disabled() {
+		t.Error("Generate enabled despite the rule")
+	}
+	h.s.ClearFrame(studio.FirstSlot)
+	// Bad input: a folder, an unsupported file and a broken picture.
+	h.w.HandleDrop(fyne.NewPos(700, 300), uris(folder, notes, broken))
+	sn = h.settle(func(sn studio.Snapshot) bool {
+		return len(sn.Draft.References) == 4 && sn.Draft.References[3].Media.State == studio.MediaBroken
+	})
+	var texts []string
+	for _, o := range h.w.notices.content.Objects {
+		texts = append(texts, allText(o)...)
+	}
+	all := strings.Join(texts, "\n") + "\n" + strings.Join(noticeTexts(sn), "\n")
+	for _, want := range []string{"shots is a folder", "notes.txt is not a picture, video or sound file"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("no notice %q in:\n%s", want, all)
+		}
+	}
+	if !labelsContain(h.w.compose.refList, "broken.png can't be read") {
+		t.Error("the broken picture is not marked in the list")
+	}
+	// Too many references: the count rule shows on the list.
+	var many []string
+	for i := 0; i < 10; i++ {
+		many = append(many, pic)
+	}
+	h.s.AddReferences(many)
+	h.settle(func(sn studio.Snapshot) bool { return len(sn.Draft.References) == 14 })
+	if !labelsContain(h.w.compose.refMsgs, "At most 9 picture references") || !labelsContain(h.w.compose.refMsgs, "At most 12 reference files in all, got 14") {
+		t.Error("too many references not reported")
+	}
+}
+
+func noticeTexts(sn studio.Snapshot) []string {
+	var t []string
+	for _, n := range sn.Notices {
+		t = append(t, n.Text)
+	}
+	return t
+}
+
+func allText(o fyne.CanvasObject) []string {
+	var out []string
+	switch x := o.(type) {
+	case *widget.Label:
+		out = append(out, x.Text)
+	case *fyne.Container:
+		for _, c := range x.Objects {
+			out = append(out, allText(c)...)
+		}
+	}
+	return out
+}
+
+func labelsContain(c *fyne.Container, s string) bool {
+	return strings.Contains(strings.Join(allText(c), "\n"), s)
+}
+
+func TestGenerateThroughTheWindow(t *testing.T) {
+	h := newHarness(t, fakeengine.Options{}, false)
+	h.s.SetSettings(studio.DemoSettings())
+	test.Type(h.w.compose.prompt, "A red fox walks through fresh snow.")
+	h.settle(func(sn studio.Snapshot) bool { return sn.CanGenerate && sn.Plan != nil })
+	if h.w.compose.generate.Disabled() || !strings.Contains(h.w.compose.genNote.Text, "256×256") {
+		t.Fatalf("generate %v, note %q", h.w.compose.generate.Disabled(), h.w.compose.genNote.Text)
+	}
+	test.Tap(h.w.compose.generate)
+	sn := h.settle(func(sn studio.Snapshot) bool {
+		return len(sn.Takes) == 1 && sn.Viewer.Clip != nil && sn.Viewer.TakeID != ""
+	})
+	if h.w.Player().Len() != 22 {
+		t.Errorf("player shows %d frames", h.w.Player().Len())
+	}
+	if h.w.library.count.Text != "1 take" || h.w.library.dTitle.Text != "A red fox walks through fresh snow" {
+		t.Errorf("library %q / %q", h.w.library.count.Text, h.w.library.dTitle.Text)
+	}
+	if !strings.Contains(h.w.progress.last.Text, "saved to the library") {
+		t.Errorf("progress %q", h.w.progress.last.Text)
+	}
+	// Chain → from the library puts the last frame in the First slot.
+	h.w.library.sel = sn.Takes[0].ID
+	h.s.Chain(sn.Takes[0].ID)
+	sn = h.settle(func(sn studio.Snapshot) bool { return sn.Draft.First.State == studio.MediaReady })
+	if !strings.HasSuffix(sn.Draft.First.Path, studio.LastFile) || h.w.compose.first.Empty() {
+		t.Errorf("chained first frame %+v", sn.Draft.First)
+	}
+	var undo bool
+	for _, n := range sn.Notices {
+		undo = undo || n.Action == "Undo"
+	}
+	if !undo {
+		t.Error("no Undo offered after chaining")
+	}
+}
+
+func TestCloseWhileGeneratingAsksAndCancels(t *testing.T) {
+	hold := make(chan struct{})
+	h := newHarness(t, fakeengine.Options{Hold: hold}, true)
+	h.s.SetSettings(studio.DemoSettings())
+	h.s.SetPrompt("A fox.")
+	h.settle(func(sn studio.Snapshot) bool { return sn.CanGenerate })
+	if _, err := h.s.Generate(); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 7; i++ {
+		hold <- struct{}{}
+	}
+	h.settle(func(sn studio.Snapshot) bool { return sn.Running != nil })
+	h.w.requestClose()
+	if h.quit {
+		t.Fatal("quit without asking")
+	}
+	top := h.w.Fyne().Canvas().Overlays().Top()
+	if top == nil {
+		t.Fatal("no confirmation dialog")
+	}
+	b := findButton(top, "Cancel and Quit")
+	if b == nil {
+		t.Fatal("no Cancel and Quit button")
+	}
+	test.Tap(b)
+	h.settle(func(sn studio.Snapshot) bool { return h.quit })
+	ents, _ := os.ReadDir(h.lib)
+	if len(ents) != 0 {
+		t.Errorf("the library holds %d entries after a cancelled take", len(ents))
+	}
+}
+
+func findButton(o fyne.CanvasObject, text string) *widget.Button {
+	switch x := o.(type) {
+	case *widget.Button:
+		if x.Text == text {
+			return x
+		}
+	case *fyne.Container:
+		for _, c := range x.Objects {
+			if b := findButton(c, text); b != nil {
+				return b
+			}
+		}
+	case fyne.Widget:
+		r := test.WidgetRenderer(x)
+		for _, c := range r.Objects() {
+			if b := findButton(c, text); b != nil {
+				return b
+			}
+		}
+	}
+	return nil
+}
+
+func TestParseLength(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want int
+		ok   bool
+	}{
+		{"5", 124, true}, {"5 s", 124, true}, {"5s", 124, true}, {"5,5", 141, true}, {"4.45 seconds", 107, true},
+		{"120 frames", 124, true}, {"22f", 22, true}, {"5.17 s (124 frames)", 124, true}, {"100", 362, true},
+		{"", 0, false}, {"soon", 0, false}, {"-3", 0, false},
+	} {
+		got, ok := parseLength(c.in)
+		if got != c.want || ok != c.ok {
+			t.Errorf("parseLength(%q) = %d, %v; want %d, %v", c.in, got, ok, c.want, c.ok)
+		}
+	}
+}
+
+func TestTypedLengthSnaps(t *testing.T) {
+	h := newHarness(t, fakeengine.Options{}, false)
+	h.w.compose.lengthSel.SetText("5")
+	h.w.compose.lengthSel.OnSubmitted("5")
+	sn := h.settle(func(sn studio.Snapshot) bool { return sn.Draft.Settings.Frames == 124 })
+	if got := h.w.compose.lengthSel.Text; got != "5.17 s (124 frames)" {
+		t.Errorf("length shows %q", got)
+	}
+	_ = sn
+}
