@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"h3studio/engine"
+	"h3studio/engine/media"
 )
 
 func init() {
@@ -26,6 +27,7 @@ type generateArgs struct {
 	framesDir string
 	profile   bool
 	ssd       bool
+	backend   string
 	help      bool
 	req       engine.Request
 }
@@ -55,10 +57,14 @@ const generateUsage = `usage: h3studio generate -d MODEL_DIR -p PROMPT [-o OUTPU
       --ref-silent-video PATH   append a video without its sound
       --ref-video-audio VIDEO AUDIO   append a video with a separate sound track
       --ref-audio PATH     append a standalone audio clip
+      --ref-image-size P   picture references: diffusers (2048-px short edge, the reference),
+                           match (the canvas's area, h3.c's default) or max (at most 2048 px)
+      --ref-video-canvas P video references: reference (768-class canvas) or h3c (never enlarged)
       --frames-dir PATH    also write frame-00001.png … (folder created if missing)
       --wav PATH           also write the sound as WAV
       --profile            print per-phase timing and storage
       --ssd-streaming      stream DiT blocks from disk (low memory)
+      --backend NAME       auto (Metal when usable, else CPU), metal or cpu
 
 References keep their command-line order across the --ref-* flags: that order is the
 model's <Picture 1>, <Video 1>, <Audio 1> … numbering.
@@ -180,12 +186,31 @@ func parseGenerateArgs(args []string) (generateArgs, error) {
 					r.References = append(r.References, engine.Reference{Kind: engine.RefVideoAudio, Path: v, Audio: args[i]})
 				}
 			}
+		case "ref-image-size":
+			var v string
+			if v, err = next(); err == nil {
+				r.RefImageSize, err = media.ParseRefImagePolicy(v)
+			}
+		case "ref-video-canvas":
+			var v string
+			if v, err = next(); err == nil {
+				switch v {
+				case "reference", "diffusers", "":
+					r.RefVideoCanvas = media.RefVideoReference
+				case "h3c":
+					r.RefVideoCanvas = media.RefVideoH3C
+				default:
+					err = fmt.Errorf("invalid --ref-video-canvas %q (want reference or h3c)", v)
+				}
+			}
 		case "frames-dir":
 			err = strFlag(&a.framesDir)
 		case "wav":
 			err = strFlag(&a.wav)
 		case "profile":
 			a.profile = true
+		case "backend":
+			err = strFlag(&a.backend)
 		case "ssd-streaming":
 			a.ssd = true
 			r.Memory = engine.MemoryStreaming

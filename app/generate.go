@@ -9,16 +9,16 @@ import (
 	"strings"
 
 	"h3studio/engine"
-	"h3studio/engine/compute/cpu"
 )
-
-// version is the app version, stamped at release build time with
-// -ldflags "-X main.version=…".
-var version = "0.1.0-dev"
 
 // generate runs one request from the command line.
 func generate(ctx context.Context, a generateArgs, stdout, stderr io.Writer) int {
-	b := cpu.New(cpu.Options{})
+	b, err := openBackend(a.backend, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "h3studio generate: %v\n", err)
+		return 2
+	}
+	defer b.Close()
 	s, err := engine.Open(engine.Options{ModelDir: a.modelDir, Backend: b, Memory: a.req.Memory})
 	if err != nil {
 		fmt.Fprintf(stderr, "h3studio generate: %v\n", err)
@@ -95,12 +95,19 @@ func sidecarPath(a generateArgs) string {
 }
 
 func printProfile(w io.Writer, res engine.Result) {
-	fmt.Fprintln(w, "phase          seconds")
-	for _, ph := range []engine.Phase{engine.PhaseLoad, engine.PhaseText, engine.PhaseReferences, engine.PhaseDenoise,
-		engine.PhaseVideoDecode, engine.PhaseAudioDecode, engine.PhaseExport} {
-		if d, ok := res.Timings[ph]; ok {
-			fmt.Fprintf(w, "%-14s %7.3f\n", ph, d.Seconds())
-		}
+	fmt.Fprintf(w, "%-13s %9s %8s %-10s %11s %10s %12s\n", "phase", "seconds", "units", "", "dispatches", "GFLOP", "peak MiB")
+	var wall float64
+	for _, p := range res.Profile {
+		wall += p.Wall.Seconds()
+		fmt.Fprintf(w, "%-13s %9.3f %8d %-10s %11d %10.2f %12.1f\n", p.Phase, p.Wall.Seconds(), p.Units, p.Unit, p.Dispatches, p.FLOPs/1e9, float64(p.PeakBytes)/(1<<20))
 	}
-	fmt.Fprintf(w, "peak storage   %.1f MiB\n", float64(res.PeakBytes)/(1<<20))
+	fmt.Fprintf(w, "%-13s %9.3f\n", "total", wall)
+	fmt.Fprintf(w, "peak tracked storage %.1f MiB", float64(res.PeakBytes)/(1<<20))
+	if res.Plan.PeakBytes > 0 {
+		fmt.Fprintf(w, " (predicted %.1f MiB)", float64(res.Plan.PeakBytes)/(1<<20))
+	}
+	fmt.Fprintln(w)
+	if res.Cached {
+		fmt.Fprintln(w, "text conditioning: from the cache")
+	}
 }

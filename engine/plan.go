@@ -10,6 +10,7 @@ import (
 
 	"h3studio/engine/layout"
 	"h3studio/engine/media"
+	"h3studio/engine/prompt"
 )
 
 // Request limits (h3.c's rules; the released model is a 768p model).
@@ -289,17 +290,39 @@ func resolve(r Request, m ModelFacts, probe Prober) (Plan, error) {
 			}
 		}
 	}
+	mc := p.ModelCanvas(r)
 	if p.Task == TaskRef2VA {
-		if err := checkReferences(r.References, r.Frames, probe); err != nil {
+		refs, err := checkReferences(r, mc, probe)
+		if err != nil {
 			return p, err
 		}
+		p.References = refs
+	}
+	// Labels in the prompt must name existing inputs (<Picture 3> with two
+	// pictures is a mistake the model cannot resolve).
+	var pictures, videos, audios int
+	pictures = len(p.anchors())
+	for _, rp := range p.References {
+		switch rp.Kind {
+		case RefImage:
+			pictures++
+		case RefAudio:
+			audios++
+		default:
+			videos++
+			if rp.Sound {
+				audios++
+			}
+		}
+	}
+	if err := prompt.CheckLabels(r.Prompt, pictures, videos, audios); err != nil {
+		return p, reqErr("prompt", "%v", strings.TrimPrefix(err.Error(), "prompt: "))
 	}
 	if strings.TrimSpace(r.Prompt) == "" {
 		notes = append(notes, "the prompt is empty: the model will improvise")
 	}
 
 	// Geometry of the (render) canvas the model runs at.
-	mc := p.ModelCanvas(r)
 	lh, lw := mc.Latent()
 	p.LatentWidth, p.LatentHeight = lw, lh
 	p.LatentFrames, _ = layout.LatentFrames(r.Frames)
@@ -377,51 +400,78 @@ func probeFile(probe Prober, field, path string) (media.Info, error) {
 // checkReferences probes every reference and applies the release's
 // reference rules (media.CheckReferences: counts, clip lengths, aspect
 // ratios, sound where sound is asked for) plus h3.c's rule that a video's
-// sound track conditions only generations of at least 2 s.
-func checkReferences(refs []Reference, frames int, probe Prober) error {
+// sound track conditions only generations of at least 2 s. It returns each
+// reference as it will be encoded.
+func checkReferences(r Request, mc layout.Canvas, probe Prober) ([]ReferencePlan, error) {
+	refs := r.References
 	if len(refs) > MaxReferences {
-		return reqErr("references", "%d given, at most %d", len(refs), MaxReferences)
+		return nil, reqErr("references", "%d given, at most %d", len(refs), MaxReferences)
 	}
+	labels := ReferenceLabels(refs)
 	mrefs := make([]media.Ref, len(refs))
+	plans := make([]ReferencePlan, len(refs))
 	for i, ref := range refs {
 		field := fmt.Sprintf("references[%d]", i+1)
 		mr := media.Ref{Path: ref.Path}
 		switch ref.Kind {
 		case RefImage:
 			mr.Kind = media.KindImage
-		case RefVideo:
-			mr.Kind = media.KindVideo
-		case RefSilentVideo:
+		case RefVideo, RefSilentVideo:
 			mr.Kind = media.KindVideo
 		case RefVideoAudio:
 			mr.Kind, mr.AudioPath = media.KindVideo, ref.Audio
 			if ref.Audio == "" {
-				return reqErr(field, "a video with a separate sound needs the sound file")
+				return nil, reqErr(field, "a video with a separate sound needs the sound file")
 			}
 		case RefAudio:
 			mr.Kind = media.KindAudio
 		default:
-			return reqErr(field, "kind %q is unknown (image, video, silent-video, video-audio, audio)", ref.Kind)
+			return nil, reqErr(field, "kind %q is unknown (image, video, silent-video, video-audio, audio)", ref.Kind)
 		}
 		info, err := probeFile(probe, field, ref.Path)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		mr.Info = info
 		// A video reference uses its own sound track when it has one; a
-		// track it lacks is not an error (use it as a silent video).
+		// track it lacks is not an error (it is then a silent video).
 		if ref.Kind == RefVideo && info.HasAudio {
 			mr.Soundtrack = true
 		}
+		sound := info
 		if ref.Kind == RefVideoAudio {
 			if mr.AudioInfo, err = probeFile(probe, field+" sound", ref.Audio); err != nil {
-				return err
+				return nil, err
 			}
+			sound = mr.AudioInfo
 		}
-		if (mr.Soundtrack || mr.AudioPath != "") && frames < minSoundtrackFrames {
-			return reqErr(field, "a video's sound conditions only generations of at least %d frames (2 s); this one has %d (use --ref-silent-video or a longer duration)", minSoundtrackFrames, frames)
+		hasSound := mr.Soundtrack || mr.AudioPath != "" || ref.Kind == RefAudio
+		if (mr.Soundtrack || mr.AudioPath != "") && r.Frames < minSoundtrackFrames {
+			return nil, reqErr(field, "a video's sound conditions only generations of at least %d frames (2 s); this one has %d (use --ref-silent-video or a longer duration)", minSoundtrackFrames, r.Frames)
 		}
 		mrefs[i] = mr
+		rp := ReferencePlan{Label: labels[i].Label, Kind: ref.Kind, Sound: hasSound}
+		switch mr.Kind {
+		case media.KindImage:
+			if w, h, err := media.RefImageSize(info.Width, info.Height, r.RefImageSize, mc.Width, mc.Height); err == nil {
+				rp.Width, rp.Height = w, h
+			}
+		case media.KindVideo:
+			if w, h, err := media.RefVideoCanvas(info.Width, info.Height, r.RefVideoCanvas); err == nil {
+				rp.Width, rp.Height = w, h
+			}
+			n := len(media.Slots(info.Frames, info.FPS))
+			if n == 0 && info.Duration > 0 {
+				n = int(info.Duration.Seconds()*media.FPS + 0.5)
+			}
+			rp.QwenFrames = min(n, r.Frames)
+			rp.VAEFrames = media.VAEFrames(rp.QwenFrames)
+		}
+		if hasSound {
+			secs := min(sound.Duration.Seconds(), float64(r.Frames)/media.FPS)
+			rp.AudioLatents = int(math.Ceil(secs * media.SampleRate / 800))
+		}
+		plans[i] = rp
 	}
 	if err := media.CheckReferences(mrefs, false, media.DefaultLimits); err != nil {
 		var re *media.RefError
@@ -430,11 +480,16 @@ func checkReferences(refs []Reference, frames int, probe Prober) error {
 			for i, pr := range re.Problems {
 				parts[i] = pr.String()
 			}
-			return reqErr("references", "%s", strings.Join(parts, "; "))
+			return nil, reqErr("references", "%s", strings.Join(parts, "; "))
 		}
-		return reqErr("references", "%v", err)
+		return nil, reqErr("references", "%v", err)
 	}
-	return nil
+	for i, rp := range plans {
+		if (rp.Kind == RefVideo || rp.Kind == RefSilentVideo || rp.Kind == RefVideoAudio) && rp.QwenFrames < media.MinRefVideoFrames {
+			return nil, reqErr(fmt.Sprintf("references[%d]", i+1), "%s gives %d frames at 24 fps; a reference video needs at least %d", refs[i].Path, rp.QwenFrames, media.MinRefVideoFrames)
+		}
+	}
+	return plans, nil
 }
 
 // minSoundtrackFrames is the shortest generation a video's sound track may
