@@ -26,7 +26,7 @@ func newGenerator(modelDir string) (studio.Generator, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := engine.Open(engine.Options{ModelDir: modelDir, Backend: b, Opener: mediaOpener, CacheDir: cacheDir()})
+	s, err := engine.Open(engine.Options{ModelDir: modelDir, Backend: b, Opener: mediaOpener, CacheDir: cacheDir(), CloseBackend: true})
 	if err != nil {
 		b.Close()
 		return nil, err

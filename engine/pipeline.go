@@ -38,6 +38,7 @@ func (s *Session) run(ctx context.Context, p Plan, out media.Sink, t *tracker) (
 	if err != nil {
 		return res, err
 	}
+	res.ModelID = s.modelID(m)
 	if m.loadedMode != "" && m.loadedMode != mode {
 		m.release() // the weights were bound for the other mode
 	}

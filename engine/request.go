@@ -194,6 +194,7 @@ type Result struct {
 	Timings   map[Phase]time.Duration
 	PeakBytes int64
 	Model     string // model description (e.g. "MiniMax-H3 (demo)")
+	ModelID   string // what identifies the weights: a hash of the transformer's config and shard index
 	Cached    bool   // text conditioning came from the session cache
 	// Profile is each phase's wall time, work, dispatches and peak storage.
 	Profile []PhaseProfile

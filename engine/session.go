@@ -34,6 +34,8 @@ type Options struct {
 	CacheDir string
 	// CacheBytes bounds the conditioning cache in memory (0: 256 MiB).
 	CacheBytes int64
+	// CloseBackend makes Close close Backend too (the session owns it).
+	CloseBackend bool
 }
 
 // ErrBusy is returned by Generate while another generation runs.
@@ -325,6 +327,10 @@ func (s *Session) Close() error {
 		s.cur.release()
 		s.cur = nil
 	}
+	if s.opts.CloseBackend {
+		s.opts.CloseBackend = false
+		return s.opts.Backend.Close()
+	}
 	return nil
 }
 
@@ -345,6 +351,23 @@ func (s *Session) memoryMode(p Plan) MemoryMode {
 		return MemoryStreaming
 	}
 	return MemoryResident
+}
+
+// modelID identifies a partition's weights for the sidecar: the first 16
+// hex digits of a hash of the transformer's config and shard index (the
+// demo checkpoint also names its version).
+func (s *Session) modelID(m *models) string {
+	h := sha256.New()
+	for _, name := range []string{"config.json", "model.safetensors.index.json", "diffusion_pytorch_model.safetensors.index.json"} {
+		if b, err := os.ReadFile(filepath.Join(m.ditDir, name)); err == nil {
+			h.Write(b)
+		}
+	}
+	id := string(m.part) + " " + hex.EncodeToString(h.Sum(nil))[:16]
+	if s.facts.Demo {
+		id = "demo " + id
+	}
+	return id
 }
 
 // textIdentity hashes what identifies the text encoder's weights without

@@ -19,6 +19,7 @@ type Sidecar struct {
 	AppVersion string             `json:"app_version"`
 	Model      string             `json:"model"`
 	ModelDir   string             `json:"model_dir"`
+	ModelID    string             `json:"model_version,omitempty"`
 	Backend    string             `json:"backend"`
 	Device     string             `json:"device"`
 	Created    time.Time          `json:"created"`
@@ -33,12 +34,26 @@ type Sidecar struct {
 	SampleRate int                `json:"sample_rate"`
 	Channels   int                `json:"channels"`
 	Timings    map[Phase]float64  `json:"timings_seconds"`
+	Profile    []SidecarPhase     `json:"profile,omitempty"`
 	PeakBytes  int64              `json:"peak_bytes"`
+	Predicted  int64              `json:"predicted_peak_bytes,omitempty"`
+	Memory     MemoryMode         `json:"memory_mode,omitempty"`
 	Cached     bool               `json:"text_conditioning_cached"`
 	Notes      []string           `json:"notes,omitempty"`
 	Inputs     []SidecarInput     `json:"inputs,omitempty"`
 	Outputs    map[string]string  `json:"outputs,omitempty"`
 	Extra      map[string]float64 `json:"extra,omitempty"`
+}
+
+// SidecarPhase is one phase's profile in a sidecar.
+type SidecarPhase struct {
+	Phase      Phase   `json:"phase"`
+	Seconds    float64 `json:"seconds"`
+	Units      int     `json:"units"`
+	Unit       string  `json:"unit"`
+	Dispatches int64   `json:"dispatches"`
+	GFLOP      float64 `json:"gflop"`
+	PeakBytes  int64   `json:"peak_bytes"`
 }
 
 // SidecarInput records a conditioning file and its content hash.
@@ -57,6 +72,11 @@ func NewSidecar(res Result, appVersion, modelDir string, dev string, backend str
 		Task: res.Plan.Task, Request: r, Seed: res.Seed, Frames: res.Frames, FPS: 24,
 		Seconds: float64(res.Frames) / 24, Width: r.Width, Height: r.Height, SampleRate: 32000, Channels: 2,
 		Timings: map[Phase]float64{}, PeakBytes: res.PeakBytes, Cached: res.Cached, Notes: res.Plan.Notes,
+		ModelID: res.ModelID, Predicted: res.Plan.PeakBytes, Memory: res.Plan.Memory,
+	}
+	for _, p := range res.Profile {
+		sc.Profile = append(sc.Profile, SidecarPhase{Phase: p.Phase, Seconds: p.Wall.Seconds(), Units: p.Units, Unit: p.Unit,
+			Dispatches: p.Dispatches, GFLOP: p.FLOPs / 1e9, PeakBytes: p.PeakBytes})
 	}
 	for ph, d := range res.Timings {
 		sc.Timings[ph] = d.Seconds()
