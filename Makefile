@@ -160,6 +160,11 @@ endif
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./...
 
+# The demo generation per phase (256×256, 22 frames, 4 steps; cold and warm
+# session) and the cancellation latency per phase, three runs each.
+bench-demo:
+	$(GO) test -run '^$$' -bench 'DemoGenerate|CancelLatency' -benchtime 3x ./engine
+
 # Tokenizer speed against the reference (tokens/s, Go and tokenizers.js on
 # the same 13,000-string corpus).
 bench-tokenizer: deps-npm
