@@ -243,5 +243,11 @@ func runGenerate(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	go func() {
+		// After the first Ctrl-C (a clean cancellation) a second one kills
+		// the process the usual way.
+		<-ctx.Done()
+		stop()
+	}()
 	return generate(ctx, a, stdout, stderr)
 }

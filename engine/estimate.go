@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"maps"
 	"sync"
 	"time"
 
@@ -183,15 +184,48 @@ func (s *Session) predict(p *Plan) {
 		p.Notes = append(p.Notes, "no time or memory estimate: "+err.Error())
 		return
 	}
-	w, err := s.predictWork(pi, p)
-	if err != nil {
-		p.Notes = append(p.Notes, "no time or memory estimate: "+err.Error())
-		return
+	key := predictionKey(p)
+	s.predMu.Lock()
+	c, ok := s.preds[key]
+	s.predMu.Unlock()
+	if !ok {
+		w, err := s.predictWork(pi, p)
+		if err != nil {
+			p.Notes = append(p.Notes, "no time or memory estimate: "+err.Error())
+			return
+		}
+		c = cachedPrediction{w: w, textRows: p.TextRows, rows: p.Rows, refs: append([]ReferencePlan(nil), p.References...)}
+		s.predMu.Lock()
+		if len(s.preds) >= 64 {
+			clear(s.preds)
+		}
+		s.preds[key] = c
+		s.predMu.Unlock()
 	}
+	w := c.w
+	w.work = maps.Clone(c.w.work)
+	p.TextRows, p.Rows = c.textRows, c.rows
+	copy(p.References, c.refs)
+	w.work[PhaseLoad] = float64(s.componentsToLoad(pi.part, p.Task, s.memoryModeFor(p.Request.Memory)))
 	p.work = w
 	p.PeakBytes = w.peak
 	p.Estimate = s.est.total(w)
 	p.Notes = append(p.Notes, w.notes...)
+}
+
+// cachedPrediction is a plan's prediction, kept by predictionKey: the GUI
+// plans the same draft again and again while the user edits.
+type cachedPrediction struct {
+	w              workPlan
+	textRows, rows int
+	refs           []ReferencePlan
+}
+
+// predictionKey is everything a prediction depends on.
+func predictionKey(p *Plan) string {
+	r := p.Request
+	return fmt.Sprintf("%s|%q|%dx%d|%dx%d|%d|%d/%d/%d/%d/%v|%s|%d|%s|%s|%+v", p.Task, r.Prompt, r.Width, r.Height, r.RenderWidth, r.RenderHeight,
+		r.Frames, r.Steps, r.Reuse, r.Layers, r.CoreReuse, r.TokenReduction, r.Memory, len(p.anchors()), r.RefImageSize, r.RefVideoCanvas, p.References)
 }
 
 // textRows predicts the text encoder's sequence: the prompt's tokens, the

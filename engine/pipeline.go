@@ -76,6 +76,7 @@ func (s *Session) run(ctx context.Context, p Plan, out media.Sink, t *tracker) (
 		if cond, err = s.prepareConditions(ctx, m, p, t.step); err != nil {
 			return res, err
 		}
+		t.step(t.total) // the plan counted video frames from the file's header
 		if streaming {
 			m.releaseVAEs()
 		}
@@ -198,9 +199,10 @@ func (s *Session) run(ctx context.Context, p Plan, out media.Sink, t *tracker) (
 		return res, err
 	}
 	lat := &audiovae.Latents{Channels: layout.AudioChannels, C: m.dcfg.AudioInChannels, A: p.AudioLatents, Data: dres.AudioLatents}
-	t.begin(PhaseAudioDecode, 1, "blocks")
+	// One unit per upsampling stage and the output stage, per channel.
+	t.begin(PhaseAudioDecode, layout.AudioChannels*(len(m.avae.Config.DecoderRates)+1), "blocks")
 	wave, err := m.avae.DecodeToWaveform(ctx, lat, &audiovae.DecodeOptions{Progress: func(pr audiovae.Progress) {
-		t.total = pr.Total
+		t.total = pr.Total // the decoder's own count, should the two disagree
 		t.step(pr.Done)
 	}})
 	if err != nil {

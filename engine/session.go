@@ -58,6 +58,8 @@ type Session struct {
 
 	infoMu sync.Mutex
 	infos  map[snapshot.Partition]*partInfo
+	predMu sync.Mutex
+	preds  map[string]cachedPrediction
 
 	// Owned by the running Generate (or by Release/Close when idle).
 	cur      *models
@@ -105,7 +107,7 @@ func Open(o Options) (*Session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
-	s := &Session{opts: o, snap: snap, log: o.Logger, textID: map[string]string{}, est: newRates(), infos: map[snapshot.Partition]*partInfo{}}
+	s := &Session{opts: o, snap: snap, log: o.Logger, textID: map[string]string{}, est: newRates(), infos: map[snapshot.Partition]*partInfo{}, preds: map[string]cachedPrediction{}}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
