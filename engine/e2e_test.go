@@ -505,6 +505,25 @@ func TestFailuresLeaveNothing(t *testing.T) {
 	if _, err := engine.Open(engine.Options{ModelDir: dir, Backend: cpu.New(cpu.Options{})}); err == nil {
 		t.Error("a folder without a model opened")
 	}
+	// A damaged weight file: Open (configs only) succeeds, Generate fails
+	// at loading, naming the file, and leaves nothing.
+	damaged := filepath.Join(t.TempDir(), "model")
+	if err := demo.Write(damaged); err != nil {
+		t.Fatal(err)
+	}
+	shard := filepath.Join(damaged, "FL2VA", "transformer", "model-00001-of-00004.safetensors")
+	if err := os.Truncate(shard, 100); err != nil {
+		t.Fatal(err)
+	}
+	bs, err := engine.Open(engine.Options{ModelDir: damaged, Backend: cpu.New(cpu.Options{})})
+	if err != nil {
+		t.Fatalf("Open reads configs only, yet: %v", err)
+	}
+	sink = &recSink{}
+	_, err = bs.Generate(context.Background(), base("x", 1), sink, nil)
+	if err == nil || !strings.Contains(err.Error(), "model-00001-of-00004.safetensors") || sink.aborts != 1 || sink.begins != 0 {
+		t.Errorf("damaged transformer: %v (sink %d aborts, %d begins)", err, sink.aborts, sink.begins)
+	}
 }
 
 // TestPlanOnDemo checks what Plan predicts without loading anything: rows,

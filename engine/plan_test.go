@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"h3studio/engine/media"
 )
@@ -152,5 +153,74 @@ func TestPresetsAndOverrides(t *testing.T) {
 	}
 	if got := forwardCount(50, 3); got != 18 {
 		t.Errorf("forwardCount(50,3) = %d, want 18", got)
+	}
+}
+
+// TestReferenceRules checks the reference rules that depend on what the
+// files hold, with a prober standing in for the media layer.
+func TestReferenceRules(t *testing.T) {
+	dir := t.TempDir()
+	file := func(name string) string {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte("x"), 0o644)
+		return p
+	}
+	infos := map[string]media.Info{
+		file("v3s.mp4"):    {Kind: media.KindVideo, Width: 640, Height: 360, FPS: 30, Frames: 90, Duration: 3 * time.Second, HasAudio: true},
+		file("mute.mp4"):   {Kind: media.KindVideo, Width: 640, Height: 360, FPS: 24, Frames: 72, Duration: 3 * time.Second},
+		file("v20s.mp4"):   {Kind: media.KindVideo, Width: 640, Height: 360, FPS: 24, Frames: 480, Duration: 20 * time.Second},
+		file("blip.mp4"):   {Kind: media.KindVideo, Width: 640, Height: 360, FPS: 24, Frames: 10, Duration: 2100 * time.Millisecond},
+		file("a10s.wav"):   {Kind: media.KindAudio, Duration: 10 * time.Second, HasAudio: true, SampleRate: 48000, Channels: 2},
+		file("pic.png"):    {Kind: media.KindImage, Width: 1200, Height: 800},
+		file("square.png"): {Kind: media.KindImage, Width: 512, Height: 512},
+	}
+	probe := func(path string) (media.Info, error) { return infos[path], nil }
+	p := func(name string) string { return filepath.Join(dir, name) }
+	ref := func(kind ReferenceKind, name string) Reference { return Reference{Kind: kind, Path: p(name)} }
+	req := func(frames int, refs ...Reference) Request {
+		return Request{Prompt: "x", Width: 256, Height: 256, Frames: frames, References: refs}
+	}
+	bad := []struct {
+		name string
+		r    Request
+		want string
+	}{
+		{"sound track, short generation", req(22, ref(RefVideo, "v3s.mp4")), "at least 56 frames"},
+		{"separate sound, short generation", req(22, Reference{Kind: RefVideoAudio, Path: p("mute.mp4"), Audio: p("a10s.wav")}), "at least 56 frames"},
+		{"video too long", req(22, ref(RefSilentVideo, "v20s.mp4")), "reference videos must be 2.0 s–15.0 s long"},
+		{"video with too few frames", req(22, ref(RefSilentVideo, "blip.mp4")), "needs at least 13"},
+		{"ten pictures", req(22, func() []Reference {
+			var rs []Reference
+			for i := 0; i < 10; i++ {
+				rs = append(rs, ref(RefImage, "pic.png"))
+			}
+			return rs
+		}()...), "at most 9 picture references"},
+		{"sound total", req(56, ref(RefImage, "pic.png"), ref(RefAudio, "a10s.wav"), ref(RefAudio, "a10s.wav")), "audio clips may last 15.0 s in total"},
+		{"video given as a picture", req(22, ref(RefImage, "mute.mp4")), "is a video, but was given as picture reference"},
+		{"label beyond the references", Request{Prompt: "<Video 2> dances", Width: 256, Height: 256, Frames: 22, References: []Reference{ref(RefSilentVideo, "mute.mp4")}}, "<Video 2>"},
+		{"video-audio without its sound", req(56, Reference{Kind: RefVideoAudio, Path: p("mute.mp4")}), "needs the sound file"},
+	}
+	for _, c := range bad {
+		_, err := resolve(c.r, released, probe)
+		if err == nil || !IsRequestError(err) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got %v, want a request error containing %q", c.name, err, c.want)
+		}
+	}
+	// Accepted, with each reference as it will be encoded.
+	pl, err := resolve(req(56, ref(RefImage, "square.png"), ref(RefVideo, "v3s.mp4"), ref(RefSilentVideo, "mute.mp4"), ref(RefAudio, "a10s.wav")), released, probe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []ReferencePlan{
+		{Label: "Picture 1", Kind: RefImage, Width: 2048, Height: 2048},
+		{Label: "Video 1", Kind: RefVideo, Width: 1344, Height: 768, QwenFrames: 56, VAEFrames: 56, Sound: true, AudioLatents: 94},
+		{Label: "Video 2", Kind: RefSilentVideo, Width: 1344, Height: 768, QwenFrames: 56, VAEFrames: 56},
+		{Label: "Audio 1", Kind: RefAudio, Sound: true, AudioLatents: 94},
+	}
+	for i := range want {
+		if pl.References[i] != want[i] {
+			t.Errorf("reference %d: %+v, want %+v", i+1, pl.References[i], want[i])
+		}
 	}
 }
