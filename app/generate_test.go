@@ -69,3 +69,28 @@ func TestProgressPlainLines(t *testing.T) {
 		t.Errorf("lines: %q", lines)
 	}
 }
+
+// FuzzParseGenerateArgs: any argument list parses or fails with an error,
+// never a panic, and references keep their count and order.
+func FuzzParseGenerateArgs(f *testing.F) {
+	f.Add("-d\x00m\x00-p\x00x\x00--ref-video-audio\x00v.mp4\x00s.wav\x00--seconds\x002.5")
+	f.Add("--width=256\x00--frames\x0022\x00--seed\x0018446744073709551615\x00-o\x00")
+	f.Add("--ref-image\x00--ref-audio\x00--ref-video-audio\x00x")
+	f.Fuzz(func(t *testing.T, joined string) {
+		args := strings.Split(joined, "\x00")
+		a, err := parseGenerateArgs(args)
+		if err != nil {
+			return
+		}
+		n := 0
+		for _, s := range args {
+			name, _, _ := strings.Cut(strings.TrimLeft(s, "-"), "=")
+			if strings.HasPrefix(s, "-") && strings.HasPrefix(name, "ref-") && name != "ref-image-size" && name != "ref-video-canvas" {
+				n++
+			}
+		}
+		if len(a.req.References) > n {
+			t.Errorf("%q: %d references from %d flags", args, len(a.req.References), n)
+		}
+	})
+}
