@@ -45,11 +45,11 @@ func (s *Session) run(ctx context.Context, p Plan, out media.Sink, t *tracker) (
 	m.loadedMode = mode
 	streaming := mode == MemoryStreaming
 
-	// Load: what every request needs resident (the text encoder only on a
-	// cache miss, below).
-	needVAE := p.Task != TaskT2VA
+	// Load: what the request needs, up front in the resident mode (the text
+	// encoder only on a conditioning-cache miss, below); the streaming mode
+	// loads each component when its phase comes and releases it after.
 	loads := []func() error{func() error { return s.loadDiT(m, mode) }}
-	if needVAE && !streaming {
+	if !streaming {
 		loads = append(loads, func() error { return s.loadVideoVAE(m) }, func() error { return s.loadAudioVAE(m) })
 	}
 	t.begin(PhaseLoad, len(loads), "components")
