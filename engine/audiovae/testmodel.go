@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -160,59 +159,65 @@ func TensorShapes(cfg *Config) map[string][]int {
 
 // WriteTestModel writes an audio VAE with random weights for cfg in the
 // original layout under dir (config.json, config.yaml, metadata.json,
-// model.safetensors), deterministic in seed, initialised like the oracle
-// (weight_v N(0, 1/fan_in), weight_g 1 + 0.1·N (conv_post ×0.15), biases
-// 0.05·N, Snake alpha U[0.5, 1.5), SnakeBeta log-parameters 0.2·N, Kaiser
-// filter buffers computed). The original layout derives the decoder kernels
-// as 2u − u mod 2, so cfg must use those. For demos and tests only.
+// model.safetensors), deterministic in seed: Inventory's oracle-like
+// initialisation. The original layout derives the decoder kernels as
+// 2u − u mod 2, so cfg must use those. For demos and tests only.
 func WriteTestModel(dir string, cfg *Config, seed uint64) error {
-	if err := cfg.Validate(); err != nil {
+	if err := checkTestConfig(cfg); err != nil {
 		return err
 	}
-	for i, u := range cfg.DecoderRates {
-		if cfg.DecoderKernels[i] != 2*u-u%2 {
-			return fmt.Errorf("audiovae: WriteTestModel: the original layout derives kernel %d for rate %d, config has %d", 2*u-u%2, u, cfg.DecoderKernels[i])
-		}
+	entries, err := Inventory(cfg).Entries(seed)
+	if err != nil {
+		return err
 	}
-	if cfg.Heads != 8 || !slices.Equal(cfg.ResblockKernels, []int{3, 7, 11}) {
-		return fmt.Errorf("audiovae: WriteTestModel: the original layout fixes 8 heads and resblock kernels [3 7 11]")
-	}
-	rng := rand.New(rand.NewPCG(seed, 0x617564))
+	return WriteModel(dir, cfg, entries)
+}
+
+// Inventory is the checkpoint's tensor list for cfg (TensorShapes, in name
+// order) as F32 tensors with the oracle-like initialisation rules of
+// WriteTestModel: weight_v N(0, 1/fan_in), weight_g 1 + 0.1·N (conv_post
+// 0.15), biases 0.05·N, Snake alpha U[0.5, 1.5), SnakeBeta log-parameters
+// 0.2·N, the Kaiser filter buffers computed. A caller may change the rules
+// of some tensors (the demo checkpoint shapes its decoder) and write the
+// result with WriteModel.
+func Inventory(cfg *Config) safetensors.Inventory {
 	filter := KaiserSincFilter(0.25, 0.3, 12)
-	var entries []safetensors.Entry
 	shapes := TensorShapes(cfg)
+	inv := make(safetensors.Inventory, 0, len(shapes))
 	for _, name := range slices.Sorted(maps.Keys(shapes)) {
-		shape := shapes[name]
-		v := make([]float32, compute.Shape(shape).NumElements())
-		fanIn := 1
-		for _, d := range shape[1:] {
-			fanIn *= d
+		var init safetensors.Init
+		switch {
+		case strings.HasSuffix(name, ".filter"):
+			init = safetensors.Init{Kind: safetensors.InitValues, Values: filter}
+		case name == "pre_block.attn.zero_k_bias":
+			init = safetensors.Init{Kind: safetensors.InitConst}
+		case strings.HasSuffix(name, ".act.alpha"), strings.HasSuffix(name, ".act.beta"):
+			init = safetensors.Init{Kind: safetensors.InitNormal, Scale: 0.2}
+		case strings.HasSuffix(name, ".alpha"):
+			init = safetensors.Init{Kind: safetensors.InitUniform, Lo: 0.5, Hi: 1.5}
+		case name == "decoder.conv_post.weight_g":
+			init = safetensors.Init{Kind: safetensors.InitConst, Scale: 0.15}
+		case strings.HasSuffix(name, ".weight_g"):
+			init = safetensors.Init{Kind: safetensors.InitOnes, Scale: 0.1}
+		case strings.Contains(name, "norm") && strings.HasSuffix(name, ".weight"):
+			init = safetensors.Init{Kind: safetensors.InitOnes, Scale: 0.1}
+		case strings.HasSuffix(name, "bias"):
+			init = safetensors.Init{Kind: safetensors.InitNormal, Scale: 0.05}
+		default:
+			init = safetensors.Init{Kind: safetensors.InitNormal} // 1/sqrt(fan-in)
 		}
-		for i := range v {
-			g := float32(rng.NormFloat64())
-			switch {
-			case strings.HasSuffix(name, ".filter"):
-				v[i] = filter[i]
-			case name == "pre_block.attn.zero_k_bias":
-				v[i] = 0
-			case strings.HasSuffix(name, ".act.alpha"), strings.HasSuffix(name, ".act.beta"):
-				v[i] = 0.2 * g
-			case strings.HasSuffix(name, ".alpha"):
-				v[i] = 0.5 + float32(rng.Float64())
-			case strings.HasSuffix(name, ".weight_g"):
-				v[i] = 1 + 0.1*g
-				if strings.HasPrefix(name, "decoder.conv_post") {
-					v[i] *= 0.15
-				}
-			case strings.Contains(name, "norm") && strings.HasSuffix(name, ".weight"):
-				v[i] = 1 + 0.1*g
-			case strings.HasSuffix(name, "bias"):
-				v[i] = 0.05 * g
-			default:
-				v[i] = g / float32(math.Sqrt(float64(fanIn)))
-			}
-		}
-		entries = append(entries, safetensors.F32(name, compute.F32, shape, v))
+		inv = append(inv, safetensors.Spec{Name: name, DType: compute.F32, Shape: compute.Shape(shapes[name]), Init: init})
+	}
+	return inv
+}
+
+// WriteModel writes an audio VAE in the original layout under dir
+// (config.json, config.yaml, metadata.json, model.safetensors) with cfg's
+// configs and the given weights (TensorShapes' names; Load checks them
+// strictly). For demos and tests.
+func WriteModel(dir string, cfg *Config, entries []safetensors.Entry) error {
+	if err := checkTestConfig(cfg); err != nil {
+		return err
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -245,4 +250,20 @@ func WriteTestModel(dir string, cfg *Config, seed uint64) error {
 		return err
 	}
 	return safetensors.Write(filepath.Join(dir, "model.safetensors"), entries, map[string]string{"format": "pt"})
+}
+
+// checkTestConfig rejects configs the original layout cannot express.
+func checkTestConfig(cfg *Config) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	for i, u := range cfg.DecoderRates {
+		if cfg.DecoderKernels[i] != 2*u-u%2 {
+			return fmt.Errorf("audiovae: WriteTestModel: the original layout derives kernel %d for rate %d, config has %d", 2*u-u%2, u, cfg.DecoderKernels[i])
+		}
+	}
+	if cfg.Heads != 8 || !slices.Equal(cfg.ResblockKernels, []int{3, 7, 11}) {
+		return fmt.Errorf("audiovae: WriteTestModel: the original layout fixes 8 heads and resblock kernels [3 7 11]")
+	}
+	return nil
 }

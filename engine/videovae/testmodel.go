@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"math"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -98,46 +96,66 @@ func TensorShapes(cfg *Config) map[string][]int {
 
 // WriteTestModel writes a video VAE with random weights for cfg in the
 // original layout under dir (dir/config.json, dir/source/config.json,
-// dir/source/model.safetensors), deterministic in seed. The initialisation
-// follows the oracle's (weights N(0, 1/fan_in), norm scales 1 + 0.1·N,
-// biases 0.05·N, layer scales 0.3 + 0.1·N, registers N(0, 1)), so decoded
-// frames have natural-looking statistics. For demos and tests only.
+// dir/source/model.safetensors), deterministic in seed: Inventory's
+// oracle-like initialisation, so decoded frames have natural-looking
+// statistics. For demos and tests only.
 func WriteTestModel(dir string, cfg *Config, seed uint64) error {
+	if err := checkTestConfig(cfg); err != nil {
+		return err
+	}
+	entries, err := Inventory(cfg).Entries(seed)
+	if err != nil {
+		return err
+	}
+	return WriteModel(dir, cfg, entries)
+}
+
+// Inventory is the original layout's tensor list for cfg (TensorShapes, in
+// name order) as F32 tensors with the oracle-like initialisation rules of
+// WriteTestModel (weights N(0, 1/fan_in), norm scales 1 + 0.1·N, biases
+// 0.05·N, layer scales U[0.15, 0.45), registers N(0, 1), the mask token
+// 0). A caller may change the rules of some tensors (the demo checkpoint
+// shapes its decoder) and write the result with WriteModel.
+func Inventory(cfg *Config) safetensors.Inventory {
+	shapes := TensorShapes(cfg)
+	inv := make(safetensors.Inventory, 0, len(shapes))
+	for _, name := range slices.Sorted(maps.Keys(shapes)) {
+		var init safetensors.Init
+		switch {
+		case name == "decoder.mask_token":
+			init = safetensors.Init{Kind: safetensors.InitConst}
+		case name == "decoder.register_tokens":
+			init = safetensors.Init{Kind: safetensors.InitNormal, Scale: 1}
+		case hasSuffix(name, "scale1", "scale2"):
+			init = safetensors.Init{Kind: safetensors.InitUniform, Lo: 0.15, Hi: 0.45}
+		case hasSuffix(name, "norm1.weight", "norm2.weight", "norm_out.weight"):
+			init = safetensors.Init{Kind: safetensors.InitOnes, Scale: 0.1}
+		case hasSuffix(name, ".bias"):
+			init = safetensors.Init{Kind: safetensors.InitNormal, Scale: 0.05}
+		default:
+			init = safetensors.Init{Kind: safetensors.InitNormal} // 1/sqrt(fan-in)
+		}
+		inv = append(inv, safetensors.Spec{Name: name, DType: compute.F32, Shape: compute.Shape(shapes[name]), Init: init})
+	}
+	return inv
+}
+
+// checkTestConfig rejects configs the original layout's writer cannot
+// express.
+func checkTestConfig(cfg *Config) error {
 	if cfg.DecoderFFNHidden <= 0 {
 		return fmt.Errorf("videovae: WriteTestModel: DecoderFFNHidden must be set")
 	}
-	if err := cfg.Validate(); err != nil {
+	return cfg.Validate()
+}
+
+// WriteModel writes a video VAE in the original layout under dir
+// (dir/config.json, dir/source/config.json, dir/source/model.safetensors)
+// with cfg's configs and the given weights (TensorShapes' names; Load
+// checks them strictly). For demos and tests.
+func WriteModel(dir string, cfg *Config, entries []safetensors.Entry) error {
+	if err := checkTestConfig(cfg); err != nil {
 		return err
-	}
-	rng := rand.New(rand.NewPCG(seed, 0x766165))
-	var entries []safetensors.Entry
-	shapes := TensorShapes(cfg)
-	for _, name := range slices.Sorted(maps.Keys(shapes)) {
-		shape := shapes[name]
-		n := compute.Shape(shape).NumElements()
-		v := make([]float32, n)
-		fanIn := 1
-		for _, d := range shape[1:] {
-			fanIn *= d
-		}
-		for i := range v {
-			g := float32(rng.NormFloat64())
-			switch {
-			case name == "decoder.mask_token":
-				v[i] = 0
-			case name == "decoder.register_tokens":
-				v[i] = g
-			case hasSuffix(name, "scale1", "scale2"):
-				v[i] = 0.3 + 0.1*g
-			case hasSuffix(name, "norm1.weight", "norm2.weight", "norm_out.weight"):
-				v[i] = 1 + 0.1*g
-			case hasSuffix(name, ".bias"):
-				v[i] = 0.05 * g
-			default:
-				v[i] = g / float32(math.Sqrt(float64(fanIn)))
-			}
-		}
-		entries = append(entries, safetensors.F32(name, compute.F32, shape, v))
 	}
 	if err := os.MkdirAll(filepath.Join(dir, "source"), 0o755); err != nil {
 		return err
