@@ -10,8 +10,11 @@
 // real model runs on it, fast, on the CPU.
 //
 // Every weight file is written from its component's own tensor inventory
-// (dit.Inventory, qwen3vl.Inventory, videovae/audiovae's test-model writers)
-// with a fixed seed, so the checkpoint is the same on every machine. The
+// (dit.Inventory, qwen3vl.Inventory, videovae.Inventory, audiovae.Inventory)
+// with a fixed seed, so the checkpoint is the same on every machine. A few
+// initial values are shaped (shape.go): the video decoder paints smooth
+// colour fields, the audio decoder a soft chord, and the transformer weighs
+// the text rows up so that the prompt visibly matters. The
 // tokenizer is a small byte-level BPE whose ids fit the tiny text encoder,
 // with the Qwen special tokens under their usual names and H3's extra
 // tokens (tokenizer.go).
@@ -39,7 +42,7 @@ import (
 
 // Version identifies the demo checkpoint's content; Ensure rewrites a
 // cached checkpoint of another version.
-const Version = 1
+const Version = 2
 
 // Seed is the seed every demo weight is drawn from.
 const Seed = 20260101
@@ -162,8 +165,9 @@ const readme = `# H3 Studio demo checkpoint
 
 A complete MiniMax-H3 snapshot in the released layout (FL2VA/ and Ref2VA/) with tiny random weights,
 written by H3 Studio (h3studio testmodel). It exercises every stage of the pipeline quickly on any
-computer; its output is colourful noise with sound, not a meaningful video. Delete it at any time:
-the app writes it again when it needs it.
+computer. Its decoders' initial values are shaped so that a take is a calm, colourful, slowly moving
+abstract picture with a soft chord that follows the seed and the prompt; nothing was trained, so it
+is not a meaningful video. Delete it at any time: the app writes it again when it needs it.
 `
 
 // Write writes the demo checkpoint to dir, which must not exist yet. The
@@ -217,6 +221,24 @@ func writeTree(root string) error {
 	if err := dcfg.Validate(); err != nil {
 		return fmt.Errorf("demo: %w", err)
 	}
+	vcfg := VideoVAEConfig()
+	vinv, err := videoVAEInventory(vcfg, Seed)
+	if err != nil {
+		return err
+	}
+	videoEntries, err := vinv.Entries(Seed)
+	if err != nil {
+		return err
+	}
+	acfg := audiovae.TinyConfig()
+	ainv, err := audioVAEInventory(acfg, Seed)
+	if err != nil {
+		return err
+	}
+	audioEntries, err := ainv.Entries(Seed)
+	if err != nil {
+		return err
+	}
 	if err := writeFile(filepath.Join(root, "README.md"), []byte(readme)); err != nil {
 		return err
 	}
@@ -230,7 +252,7 @@ func writeTree(root string) error {
 		if err := writeJSON(filepath.Join(tdir, "config.json"), transformerConfig(dcfg)); err != nil {
 			return err
 		}
-		ditEntries, err := dit.Inventory(dcfg, dit.OriginalLayout).Entries(p.seed)
+		ditEntries, err := ditInventory(dcfg, p.seed).Entries(p.seed)
 		if err != nil {
 			return err
 		}
@@ -261,10 +283,10 @@ func writeTree(root string) error {
 			}
 		}
 		// VAEs: the packages' own test-model writers (their inventories).
-		if err := videovae.WriteTestModel(filepath.Join(pdir, "video_vae"), videovae.TinyConfig(), Seed); err != nil {
+		if err := videovae.WriteModel(filepath.Join(pdir, "video_vae"), vcfg, videoEntries); err != nil {
 			return fmt.Errorf("demo: video VAE: %w", err)
 		}
-		if err := audiovae.WriteTestModel(filepath.Join(pdir, "audio_vae"), audiovae.TinyConfig(), Seed); err != nil {
+		if err := audiovae.WriteModel(filepath.Join(pdir, "audio_vae"), acfg, audioEntries); err != nil {
 			return fmt.Errorf("demo: audio VAE: %w", err)
 		}
 	}
