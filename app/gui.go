@@ -90,6 +90,7 @@ func runGUI(args []string, stdout, stderr io.Writer) int {
 		s.SetModel(prefs.ModelDir)
 	default:
 		s.UseDemo()
+		s.RenderSampleTake() // a real take behind the drawn placeholder, when the library is empty
 	}
 	switch {
 	case prefs.Settings != nil && !firstStart:

@@ -124,7 +124,8 @@ func colours(t *testing.T, path string) (int, float64) {
 }
 
 // checkLibrary verifies the generated take landed in the library with
-// every file and a sidecar that names its engine.
+// every file and a sidecar that names its engine, next to the first
+// start's sample take (rendered first, through the same queue).
 func checkLibrary(t *testing.T, lib string, fake bool) {
 	t.Helper()
 	ents, err := os.ReadDir(lib)
@@ -137,28 +138,46 @@ func checkLibrary(t *testing.T, lib string, fake bool) {
 			takes = append(takes, e.Name())
 		}
 	}
-	if len(takes) != 1 {
-		t.Fatalf("library holds %v", takes)
+	if len(takes) != 2 {
+		t.Fatalf("library holds %v, want the sample take and the generated one", takes)
 	}
-	dir := filepath.Join(lib, takes[0])
-	files := []string{"take.json", "audio.wav", "thumb.png", "last.png", "viewer.mjpeg"}
-	if _, err := exec.LookPath("ffmpeg"); err == nil {
-		files = append(files, "video.mp4") // the media layer's MP4 writer on Linux
-	}
-	for _, f := range files {
-		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
-			t.Errorf("take lacks %s", f)
+	generated, samples := 0, 0
+	for _, take := range takes {
+		dir := filepath.Join(lib, take)
+		files := []string{"take.json", "audio.wav", "thumb.png", "last.png", "viewer.mjpeg"}
+		if _, err := exec.LookPath("ffmpeg"); err == nil {
+			files = append(files, "video.mp4") // the media layer's MP4 writer on Linux
+		}
+		for _, f := range files {
+			if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+				t.Errorf("take %s lacks %s", take, f)
+			}
+		}
+		var m struct {
+			Prompt string   `json:"prompt"`
+			Frames int      `json:"frames"`
+			Sample bool     `json:"sample"`
+			Notes  []string `json:"notes"`
+			Model  struct {
+				Name   string `json:"name"`
+				Engine string `json:"engine"`
+			} `json:"model"`
+		}
+		b, _ := os.ReadFile(filepath.Join(dir, "take.json"))
+		if err := json.Unmarshal(b, &m); err != nil || m.Frames != 22 || (m.Model.Engine != "") != fake {
+			t.Errorf("take.json: %v %s", err, b)
+		}
+		switch {
+		case m.Sample:
+			samples++
+			if len(m.Notes) == 0 || (!fake && !strings.Contains(m.Model.Name, "random weights")) {
+				t.Errorf("the sample take does not say what made it: %s", b)
+			}
+		case strings.Contains(m.Prompt, "red fox"):
+			generated++
 		}
 	}
-	var m struct {
-		Prompt string `json:"prompt"`
-		Frames int    `json:"frames"`
-		Model  struct {
-			Engine string `json:"engine"`
-		} `json:"model"`
-	}
-	b, _ := os.ReadFile(filepath.Join(dir, "take.json"))
-	if err := json.Unmarshal(b, &m); err != nil || m.Frames != 22 || !strings.Contains(m.Prompt, "red fox") || (m.Model.Engine != "") != fake {
-		t.Errorf("take.json: %v %s", err, b)
+	if generated != 1 || samples != 1 {
+		t.Errorf("%d generated takes and %d sample takes, want 1 and 1", generated, samples)
 	}
 }

@@ -150,6 +150,11 @@ func (w *Window) requestClose() {
 		w.closeNow()
 		return
 	}
+	if !w.s.Generating() { // only the first start's sample take: no question
+		w.quitting = true
+		w.s.CancelAll()
+		return
+	}
 	confirmDialog(w.win, "Stop generating and quit?",
 		"A take is being generated. If you quit now it is cancelled and nothing of it is saved; your library is not touched.",
 		"Cancel and Quit", func() {

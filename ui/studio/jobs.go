@@ -136,10 +136,11 @@ type job struct {
 	peak        int64
 	cancel      context.CancelFunc
 	cancelAsked bool
+	sample      bool // the first start's sample take (RenderSampleTake)
 }
 
 func (j *job) view(now time.Time) JobView {
-	v := JobView{ID: j.id, State: j.state, Title: Title(j.draft.Prompt), Task: j.draft.Task(), Seed: j.req.Seed,
+	v := JobView{ID: j.id, State: j.state, Title: j.title(), Task: j.draft.Task(), Seed: j.req.Seed,
 		Current: j.cur, Message: j.message, TakeID: j.take, Canceling: j.cancelAsked && j.state == JobRunning, PeakBytes: j.peak}
 	if j.plan != nil && v.PeakBytes == 0 {
 		v.PeakBytes = j.plan.PeakBytes
@@ -177,6 +178,14 @@ func (j *job) view(now time.Time) JobView {
 		v.ETA = j.estimateRemaining(now)
 	}
 	return v
+}
+
+// title names the job in lists and notices.
+func (j *job) title() string {
+	if j.sample {
+		return SampleTakeTitle
+	}
+	return Title(j.draft.Prompt)
 }
 
 func phaseIndex(p engine.Phase) int {
@@ -243,8 +252,12 @@ func (s *Studio) Generate() (JobID, error) {
 }
 
 func (s *Studio) enqueueLocked(d Draft, plan *engine.Plan) JobID {
+	return s.enqueueJobLocked(d, plan, false).id
+}
+
+func (s *Studio) enqueueJobLocked(d Draft, plan *engine.Plan, sample bool) *job {
 	s.nextJob++
-	j := &job{id: s.nextJob, draft: d, req: d.Request(), gen: s.gen, state: JobQueued, created: s.opts.Now(), phases: map[engine.Phase]*phaseProgress{}, plan: plan}
+	j := &job{id: s.nextJob, draft: d, req: d.Request(), gen: s.gen, state: JobQueued, created: s.opts.Now(), phases: map[engine.Phase]*phaseProgress{}, plan: plan, sample: sample}
 	s.jobs = append(s.jobs, j)
 	s.sortJobsLocked()
 	s.changedLocked()
@@ -252,7 +265,7 @@ func (s *Studio) enqueueLocked(d Draft, plan *engine.Plan) JobID {
 		s.running = j // reserved until runJobs picks it
 		s.opts.Go(s.runJobs)
 	}
-	return j.id
+	return j
 }
 
 // sortJobsLocked keeps the running job first, then the queue in order,
@@ -342,7 +355,9 @@ func (s *Studio) runJobs() {
 		ctx, cancel := context.WithCancel(s.ctx)
 		j.state, j.cancel, j.started = JobRunning, cancel, s.opts.Now()
 		s.running = j
-		s.viewer.Follow = true
+		if !j.sample { // the sample renders behind the drawn placeholder
+			s.viewer.Follow = true
+		}
 		s.sortJobsLocked()
 		s.changedLocked()
 		s.mu.Unlock()
@@ -359,7 +374,7 @@ func (s *Studio) runJob(ctx context.Context, j *job) {
 			j.state, j.finished, j.message = state, s.opts.Now(), msg
 			s.sortJobsLocked()
 			if state == JobFailed {
-				s.noticeLocked(Fail, "The take “"+Title(j.draft.Prompt)+"” failed: "+msg, "")
+				s.noticeLocked(Fail, "The take “"+j.title()+"” failed: "+msg, "")
 			}
 		})
 	}
@@ -425,7 +440,7 @@ func (s *Studio) runJob(ctx context.Context, j *job) {
 		j.message = fmt.Sprintf("Saved as %s", take.ID)
 		s.sortJobsLocked()
 		s.takes = append([]Take{take}, s.takes...)
-		if s.viewer.Follow {
+		if s.viewer.Follow || (j.sample && s.viewer.Sample) {
 			s.viewerSeq++
 			s.viewer = Viewer{TakeID: take.ID, Title: take.Meta.Title, Clip: clip}
 		}

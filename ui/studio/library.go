@@ -65,7 +65,10 @@ type TakeMeta struct {
 	App          AppInfo                  `json:"app"`
 	Model        ModelRef                 `json:"model"`
 	Notes        []string                 `json:"notes,omitempty"` // the plan's adjustments
-	Starred      bool                     `json:"starred,omitempty"`
+	// Sample marks the take the studio rendered on its first start with the
+	// demo checkpoint (random weights), not one the user asked for.
+	Sample  bool `json:"sample,omitempty"`
+	Starred bool `json:"starred,omitempty"`
 }
 
 // MediaRef is an input file as take.json records it.

@@ -106,6 +106,7 @@ func (s *Studio) openModel(seq int, dir string, revalidate bool) {
 			}
 		}
 		s.schedulePlanLocked()
+		s.maybeSampleLocked()
 	})
 }
 

@@ -179,3 +179,54 @@ func smoothstep(e0, e1, x float64) float64 {
 }
 
 func unit8(v float64) uint8 { return uint8(math.Max(0, math.Min(255, math.Round(v*255)))) }
+
+// The first start's real sample take: SampleClip is only the instant
+// placeholder; RenderSampleTake then renders a take with the demo
+// checkpoint through the job queue like any other (it lands in the
+// library with its take.json) and shows it in place of the placeholder.
+const (
+	// SampleTakeTitle is the rendered sample take's title.
+	SampleTakeTitle = "Sample take — made by the demo model (tiny random weights)"
+	// SampleTakeNote is recorded in its take.json.
+	SampleTakeNote = "Rendered by H3 Studio on its first start with the demo checkpoint, whose weights are random: it shows the whole pipeline working, not a meaningful video."
+	samplePrompt   = "A calm evening sky over the sea, soft colours drifting slowly; gentle waves and a warm, sustained chord."
+	sampleSeed     = 42
+	sampleSteps    = 4
+)
+
+// SampleDraft is the sample take's request: the demo settings (256×256,
+// 22 frames) with 4 steps and a fixed seed.
+func SampleDraft() Draft {
+	d := NewDraft()
+	d.Prompt = samplePrompt
+	d.Settings = DemoSettings()
+	d.Settings.Speed.Steps = sampleSteps
+	d.Settings.Seed = sampleSeed
+	return d
+}
+
+// RenderSampleTake asks for the first start's sample take: as soon as the
+// demo checkpoint is open and the library is read, and only if the library
+// is empty, the studio queues SampleDraft as a job (shown as "Sample take"
+// in the progress panel, cancelled by Close or Cancel like any job; the
+// viewer keeps the placeholder until the take is saved, then shows it
+// unless the user has chosen something else). It runs at most once.
+func (s *Studio) RenderSampleTake() {
+	s.update(func() {
+		s.sampleWanted = true
+		s.maybeSampleLocked()
+	})
+}
+
+// maybeSampleLocked queues the sample take when everything it needs is
+// there.
+func (s *Studio) maybeSampleLocked() {
+	if !s.sampleWanted || s.closed || s.gen == nil || !s.model.Ready || !s.model.Info.Demo || !s.libLoaded {
+		return
+	}
+	s.sampleWanted = false
+	if len(s.takes) > 0 {
+		return
+	}
+	s.enqueueJobLocked(SampleDraft(), nil, true)
+}

@@ -129,6 +129,8 @@ type Studio struct {
 	probing map[string]int // path → probe generation in flight
 	watch   *watcher
 	closed  bool
+
+	sampleWanted bool // RenderSampleTake: queue the sample take when the demo is ready
 }
 
 // ModelState is the model as the status bar shows it.
@@ -471,6 +473,20 @@ func (s *Studio) Close() {
 		w.close()
 	}
 	s.notify()
+}
+
+// Generating reports whether a take the user asked for is running or
+// queued. The first start's sample take does not count: quitting just
+// cancels it.
+func (s *Studio) Generating() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, j := range s.jobs {
+		if (j.state == JobQueued || j.state == JobRunning) && !j.sample {
+			return true
+		}
+	}
+	return false
 }
 
 // Busy reports whether a job is running or queued.

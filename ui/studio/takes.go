@@ -63,6 +63,11 @@ func (s *Studio) takeMeta(j *job, res engine.Result, sink *takeSink, hasVideo bo
 	if res.Model != "" {
 		m.Model.Name = res.Model
 	}
+	if j.sample {
+		m.Title = SampleTakeTitle
+		m.Sample = true
+		m.Notes = append(m.Notes, SampleTakeNote)
+	}
 	ref := func(x Media, label, kind string) *MediaRef {
 		if x.Empty() {
 			return nil
@@ -104,6 +109,7 @@ func (s *Studio) loadLibrary() {
 			}
 		}
 		s.takes = takes
+		defer s.maybeSampleLocked()
 		if s.viewer.Clip == nil && s.viewer.TakeID == "" && !s.viewer.Loading {
 			switch {
 			case len(takes) > 0 && takes[0].Damaged == "":

@@ -63,10 +63,10 @@ type Engine struct {
 // New returns a fake engine.
 func New(o Options) *Engine { return &Engine{Opts: o, Gen: &Generator{Opts: o}} }
 
-// Inspect accepts any existing folder.
+// Inspect accepts any existing folder (its Demo folder as the demo).
 func (e *Engine) Inspect(dir string) studio.ModelInfo {
 	info := studio.ModelInfo{Dir: dir, Name: "Fake model (" + Name + ")", Engine: Name,
-		Tasks: []engine.Task{engine.TaskT2VA, engine.TaskFL2VA, engine.TaskRef2VA}}
+		Tasks: []engine.Task{engine.TaskT2VA, engine.TaskFL2VA, engine.TaskRef2VA}, Demo: dir == e.demoDir()}
 	st, err := os.Stat(dir)
 	switch {
 	case err != nil:
@@ -85,11 +85,15 @@ func (e *Engine) Open(dir string) (studio.Generator, error) { return e.Gen, nil 
 
 // Demo makes an empty marker folder and returns it.
 func (e *Engine) Demo() (string, error) {
-	dir := e.DemoDir
-	if dir == "" {
-		dir = filepath.Join(os.TempDir(), "h3studio-fake-model")
-	}
+	dir := e.demoDir()
 	return dir, os.MkdirAll(dir, 0o755)
+}
+
+func (e *Engine) demoDir() string {
+	if e.DemoDir == "" {
+		return filepath.Join(os.TempDir(), "h3studio-fake-model")
+	}
+	return e.DemoDir
 }
 
 // Generator is the fake session.
