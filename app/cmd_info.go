@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 
 	"h3studio/engine/compute"
 	"h3studio/engine/snapshot"
@@ -54,7 +53,7 @@ func runInfo(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 	} else {
-		printReport(stdout, rep, dev)
+		fmt.Fprint(stdout, infoText(rep, dev))
 	}
 	if !rep.OK() {
 		for _, p := range rep.Problems {
@@ -66,99 +65,25 @@ func runInfo(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-func printReport(w io.Writer, r *snapshot.Report, dev compute.DeviceInfo) {
-	title := "MiniMax-H3 snapshot"
-	if r.Demo {
-		title = "MiniMax-H3 demo model (tiny random weights, not the released model)"
-		if r.DemoNote != "" {
-			title += ": " + r.DemoNote
-		}
-	}
-	fmt.Fprintf(w, "%s\n  %s (%s)\n", title, r.Root, strings.Join(r.Layouts, " + "))
-	for _, p := range r.Partitions {
-		line := "  " + p.Name + ":"
-		if p.ModelIndex == "" {
-			line += " no model_index.json"
-		} else {
-			line += " " + p.ModelIndex
-			if len(p.Tasks) > 0 {
-				line += fmt.Sprintf(", tasks %s, sigma shifts video %g audio %g", strings.Join(p.Tasks, ", "), p.VideoShift, p.AudioShift)
-			} else if p.Class != "" {
-				line += " (" + p.Class + ")"
-			}
-		}
-		fmt.Fprintln(w, line)
-	}
-	for name, shift := range r.Schedulers {
-		fmt.Fprintf(w, "  %s: shift %g\n", name, shift)
-	}
-
-	fmt.Fprintln(w, "\nComponents:")
-	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "  folder\tcomponent\tfiles\ttensors\tparameters\tsize\tdtypes\tstatus")
-	for _, c := range r.Components {
-		name := c.Kind.Title()
-		if c.Borrowed {
-			name += " (copy in text_encoder)"
-		}
-		status := c.Summary
-		if !c.OK() {
-			status = "CORRUPT: " + c.Error
-		}
-		files, tensors, params, size, dtypes := "-", "-", "-", "-", "-"
-		if c.Shards > 0 {
-			files, tensors = fmt.Sprint(c.Shards), fmt.Sprint(c.Tensors)
-			params, size = snapshot.HumanCount(c.Params), snapshot.HumanBytes(c.Bytes)
-			var ds []string
-			for _, d := range c.DTypes {
-				ds = append(ds, fmt.Sprintf("%s×%d", d.DType, d.Tensors))
-			}
-			dtypes = strings.Join(ds, " ")
-		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.Where, name, files, tensors, params, size, dtypes, status)
-	}
-	tw.Flush()
-	params, bytes := r.Totals()
-	fmt.Fprintf(w, "  total: %s parameters, %s of weights\n", snapshot.HumanCount(params), snapshot.HumanBytes(bytes))
-
-	fmt.Fprintln(w, "\nTasks:")
-	for _, t := range r.Tasks {
-		if t.Available {
-			fmt.Fprintf(w, "  %-7s available (%s partition)\n", t.Task, t.Partition)
-		} else {
-			fmt.Fprintf(w, "  %-7s unavailable (%s partition): %s\n", t.Task, t.Partition, t.Why())
-		}
-	}
-	if len(r.Missing) > 0 {
-		fmt.Fprintln(w, "\nMissing components:")
-		for _, m := range r.Missing {
-			ps := make([]string, len(m.Partitions))
-			for i, p := range m.Partitions {
-				ps[i] = string(p)
-			}
-			ts := make([]string, len(m.Disables))
-			for i, t := range m.Disables {
-				ts[i] = string(t)
-			}
-			fmt.Fprintf(w, "  %-13s for %s: disables %s\n", m.Kind.Title(), strings.Join(ps, ", "), strings.Join(ts, ", "))
-		}
-	}
-	for _, warn := range r.Warnings {
-		fmt.Fprintf(w, "warning: %s\n", warn)
-	}
-
-	fmt.Fprintln(w, "\nCompute device:")
-	fmt.Fprintf(w, "  %s (%s backend)\n", dev.Name, dev.Backend)
+// infoText is the report `h3studio info` prints and the studio's model
+// dialog shows: the snapshot's report (snapshot.Report.WriteText) and the
+// compute device.
+func infoText(r *snapshot.Report, dev compute.DeviceInfo) string {
+	var b strings.Builder
+	r.WriteText(&b)
+	fmt.Fprintln(&b, "\nCompute device:")
+	fmt.Fprintf(&b, "  %s (%s backend)\n", dev.Name, dev.Backend)
 	if dev.MemoryBytes > 0 {
-		fmt.Fprintf(w, "  memory %s", gib(dev.MemoryBytes))
+		fmt.Fprintf(&b, "  memory %s", gib(dev.MemoryBytes))
 		if dev.WorkingSetBytes > 0 {
-			fmt.Fprintf(w, ", recommended working set %s", gib(dev.WorkingSetBytes))
+			fmt.Fprintf(&b, ", recommended working set %s", gib(dev.WorkingSetBytes))
 		}
 		if dev.UnifiedMemory {
-			fmt.Fprint(w, ", unified")
+			fmt.Fprint(&b, ", unified")
 		}
-		fmt.Fprintln(w)
+		fmt.Fprintln(&b)
 	}
+	return b.String()
 }
 
 func gib(n int64) string { return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30)) }

@@ -1,83 +1,94 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"h3studio/engine"
-	"h3studio/engine/compute"
-	"h3studio/engine/safetensors"
+	"h3studio/engine/snapshot/snapshottest"
 )
 
-// tinySnapshot writes a folder in the original layout with one small
-// safetensors file per weight component.
-func tinySnapshot(t *testing.T, dir string, parts []string, skip map[string]bool) {
+// infoOutput runs `h3studio info -d dir` and returns its standard output.
+func infoOutput(t *testing.T, dir string) string {
 	t.Helper()
-	for _, p := range parts {
-		for _, c := range []string{"transformer", "text_encoder", "video_vae/source", "audio_vae"} {
-			if skip[p+"/"+c] {
-				continue
-			}
-			d := filepath.Join(dir, p, c)
-			os.MkdirAll(d, 0o755)
-			e := safetensors.F32("w", compute.F32, compute.Shape{2, 2}, []float32{1, 2, 3, 4})
-			if err := safetensors.Write(filepath.Join(d, "model.safetensors"), []safetensors.Entry{e}, nil); err != nil {
-				t.Fatal(err)
-			}
-		}
-		for _, c := range []string{"tokenizer", "processor"} {
-			if skip[p+"/"+c] {
-				continue
-			}
-			os.MkdirAll(filepath.Join(dir, p, c), 0o755)
-			os.WriteFile(filepath.Join(dir, p, c, "config.json"), []byte("{}"), 0o644)
-		}
-	}
+	var out, errb bytes.Buffer
+	run([]string{"info", "-d", dir}, &out, &errb)
+	return out.String()
 }
 
+// TestInspectModel: the studio's model report is exactly what `h3studio
+// info` prints, for a complete, a partial, a corrupt and a demo snapshot;
+// its tasks, name and usability come from the same inspection.
 func TestInspectModel(t *testing.T) {
+	full := t.TempDir()
+	if err := snapshottest.WriteReleasedMinimal(full); err != nil {
+		t.Fatal(err)
+	}
+	fl2va := t.TempDir()
+	if err := snapshottest.WriteReleasedMinimal(fl2va, "FL2VA"); err != nil {
+		t.Fatal(err)
+	}
+	partial := t.TempDir() // a download in progress: no FL2VA transformer yet
+	if err := snapshottest.WriteReleasedMinimal(partial, "FL2VA"); err != nil {
+		t.Fatal(err)
+	}
+	os.RemoveAll(filepath.Join(partial, "FL2VA", "transformer"))
+	bad := t.TempDir()
+	if err := snapshottest.WriteReleasedMinimal(bad, "FL2VA"); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(bad, "FL2VA", "audio_vae", "config.json"), []byte("{"), 0o644)
+	demo := t.TempDir()
+	if err := snapshottest.WriteReleasedMinimal(demo); err != nil {
+		t.Fatal(err)
+	}
+	mi := filepath.Join(demo, "FL2VA", "model_index.json")
+	b, _ := os.ReadFile(mi)
+	var m map[string]any
+	json.Unmarshal(b, &m)
+	m["_h3studio"] = map[string]any{"demo": true, "name": "MiniMax-H3 demo model (tiny random weights)", "version": 2}
+	b, _ = json.Marshal(m)
+	os.WriteFile(mi, b, 0o644)
+
+	for _, c := range []struct {
+		name, dir, title string
+		tasks            int
+		problem          string // a fragment; "" when usable
+	}{
+		{"full", full, "MiniMax-H3 FL2VA + Ref2VA", 3, ""},
+		{"FL2VA only", fl2va, "MiniMax-H3 FL2VA", 2, ""},
+		{"partial", partial, "MiniMax-H3 snapshot (incomplete)", 0, "missing transformer"},
+		{"corrupt", bad, "MiniMax-H3 snapshot (incomplete)", 0, "corrupt audio VAE"},
+		{"demo", demo, "MiniMax-H3 demo model (tiny random weights)", 3, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			info := inspectModel(c.dir)
+			if got := infoOutput(t, c.dir); info.Report != got {
+				t.Errorf("the studio's report differs from `h3studio info`:\n%s\n--- info:\n%s", info.Report, got)
+			}
+			if info.Name != c.title || len(info.Tasks) != c.tasks || info.Usable != (c.tasks > 0) ||
+				(c.problem == "") != (info.Problem == "") || !strings.Contains(info.Problem, c.problem) || info.Demo != (c.name == "demo") {
+				t.Errorf("info %+v", info)
+			}
+			if !strings.Contains(info.Report, "Compute device:") {
+				t.Errorf("the report lacks the compute device:\n%s", info.Report)
+			}
+		})
+	}
+	if info := inspectModel(full); info.Tasks[0] != engine.TaskT2VA {
+		t.Errorf("tasks %v", info.Tasks)
+	}
+
+	// Not a snapshot: the command's error, in the studio's words too.
 	empty := t.TempDir()
-	if info := inspectModel(empty); info.Usable || !strings.Contains(info.Problem, "FL2VA/") {
+	if info := inspectModel(empty); info.Usable || !strings.Contains(info.Problem, "FL2VA/") || !strings.Contains(info.Report, "h3studio info:") {
 		t.Errorf("empty folder: %+v", info)
 	}
 	if info := inspectModel(filepath.Join(empty, "nope")); info.Usable || info.Problem == "" {
 		t.Errorf("missing folder: %+v", info)
 	}
-
-	full := t.TempDir()
-	tinySnapshot(t, full, []string{"FL2VA", "Ref2VA"}, nil)
-	info := inspectModel(full)
-	if !info.Usable || len(info.Tasks) != 3 || info.Name != "MiniMax-H3 FL2VA + Ref2VA" {
-		t.Fatalf("full snapshot: %+v", info)
-	}
-	for _, w := range []string{"original release layout", "FL2VA:", "Ref2VA:", "transformer", "1 tensors", "tasks: fl2va, ref2va, t2va"} {
-		if !strings.Contains(info.Report, w) {
-			t.Errorf("report lacks %q:\n%s", w, info.Report)
-		}
-	}
-
-	// A download in progress: the FL2VA transformer is not there yet.
-	partial := t.TempDir()
-	tinySnapshot(t, partial, []string{"FL2VA"}, map[string]bool{"FL2VA/transformer": true})
-	info = inspectModel(partial)
-	if info.Usable || !strings.Contains(info.Problem, "transformer") {
-		t.Errorf("partial snapshot: %+v", info)
-	}
-	// A corrupt shard names the file.
-	bad := t.TempDir()
-	tinySnapshot(t, bad, []string{"FL2VA"}, nil)
-	os.WriteFile(filepath.Join(bad, "FL2VA", "audio_vae", "model.safetensors"), []byte("garbage"), 0o644)
-	info = inspectModel(bad)
-	if info.Usable || !strings.Contains(info.Report, "audio_vae") {
-		t.Errorf("corrupt snapshot: %+v\n%s", info, info.Report)
-	}
-
-	// The demo checkpoint's marker names it.
-	os.WriteFile(filepath.Join(full, "FL2VA", "model_index.json"), []byte(`{"_h3studio":{"demo":true,"name":"MiniMax-H3 demo model (tiny random weights)","version":1}}`), 0o644)
-	if info := inspectModel(full); !info.Demo || info.Name != "MiniMax-H3 demo model (tiny random weights)" {
-		t.Errorf("demo: %+v", info)
-	}
-	_ = engine.TaskT2VA
 }

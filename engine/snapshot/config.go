@@ -39,6 +39,7 @@ type ModelIndex struct {
 	// From "_h3studio": the demo checkpoint's marker.
 	Demo     bool
 	DemoNote string
+	DemoName string // "name": how the app names the model
 }
 
 // Known task names.
@@ -111,6 +112,7 @@ func modelIndexFrom(o *object) (*ModelIndex, error) {
 	if d := o.sub("_h3studio", true); d != nil {
 		mi.Demo = d.optBool("demo", false)
 		mi.DemoNote = d.optStr("note", "")
+		mi.DemoName = d.optStr("name", "")
 	}
 	if err := o.Err(); err != nil {
 		return nil, err

@@ -117,6 +117,7 @@ type Report struct {
 	Layouts    []string           `json:"layouts"`
 	Demo       bool               `json:"demo,omitempty"`
 	DemoNote   string             `json:"demo_note,omitempty"`
+	DemoName   string             `json:"demo_name,omitempty"`
 	Partitions []PartitionReport  `json:"partitions,omitempty"`
 	Components []*ComponentReport `json:"components"`
 	Schedulers map[string]float64 `json:"schedulers,omitempty"` // shift per scheduler config
@@ -188,6 +189,7 @@ func Inspect(root string) (*Report, error) {
 		pr.Class, pr.Tasks, pr.VideoShift, pr.AudioShift = mi.ClassName, mi.Tasks, mi.VideoShift, mi.AudioShift
 		r.Partitions = append(r.Partitions, pr)
 		r.Demo, r.DemoNote = r.Demo || mi.Demo, firstNonEmpty(r.DemoNote, mi.DemoNote)
+		r.DemoName = firstNonEmpty(r.DemoName, mi.DemoName)
 	}
 	if s.RootIndex != "" {
 		pr := PartitionReport{Name: "diffusers root", ModelIndex: rel(root, s.RootIndex)}
@@ -196,6 +198,7 @@ func Inspect(root string) (*Report, error) {
 		} else {
 			pr.Class = mi.ClassName
 			r.Demo, r.DemoNote = r.Demo || mi.Demo, firstNonEmpty(r.DemoNote, mi.DemoNote)
+			r.DemoName = firstNonEmpty(r.DemoName, mi.DemoName)
 		}
 		r.Partitions = append(r.Partitions, pr)
 	}
