@@ -11,7 +11,7 @@ func TestPlanCommand(t *testing.T) {
 	if code := runPlan([]string{"-canvas", "512x512", "-frames", "22", "-memory", "streaming"}, &out, &errb); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
-	for _, want := range []string{"512×512, 22 frames", "dit", "1994", "streaming peak", "GiB"} {
+	for _, want := range []string{"512×512, 22 frames", "text-encoder", "dit", "1994", "video-vae ", "video-vae-adaptive", "audio-vae", "streaming peak", "GiB"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}

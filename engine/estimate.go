@@ -312,10 +312,7 @@ func (s *Session) predictWork(pi *partInfo, p *Plan) (workPlan, error) {
 	mode := s.memoryModeFor(p.Request.Memory)
 	// Text encoder: FLOPs of the decoder layers (the vision tower is
 	// small next to them) and its storage plan.
-	t := pi.qcfg.Text
-	q, kv := t.NumHeads*t.HeadDim, t.NumKVHeads*t.HeadDim
-	perLayer := 2*float64(L)*float64(t.HiddenSize*(q+2*kv)+q*t.HiddenSize+3*t.HiddenSize*t.IntermediateSize) + 4*float64(L)*float64(L)*float64(q)
-	w.work[PhaseText] = perLayer * float64(pi.qcfg.TapLayers())
+	w.work[PhaseText] = qwen3vl.TextFLOPs(pi.qcfg, L, 0)
 	qm := qwen3vl.Resident
 	if mode == MemoryStreaming {
 		qm = qwen3vl.Streaming

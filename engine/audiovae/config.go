@@ -62,6 +62,27 @@ func (c *Config) Hop() int {
 	return p
 }
 
+// ReleasedConfig is the released audio VAE (H3-ENCODERS-VAES.md §9):
+// DAC encoder_dim 64, rates [2, 4, 4, 5, 5] (hop 800), latent_dim 2048,
+// 32 latent channels, 8 heads, the BigVGAN decoder (decoder_dim 1024, rates
+// [5, 5, 2, 2, 2, 2, 2], kernels 2u − u mod 2, resblocks [3, 7, 11] ×
+// [1, 3, 5]) at 32 kHz and the released latent statistics, in the original
+// layout. For planning without the files.
+func ReleasedConfig() *Config {
+	c := &Config{
+		Layout: Original, EncoderDim: 64, EncoderRates: []int{2, 4, 4, 5, 5}, LatentDim: 2048, LatentChannels: 32, Heads: 8,
+		DecoderDim: 1024, DecoderRates: []int{5, 5, 2, 2, 2, 2, 2},
+		ResblockKernels: []int{3, 7, 11}, ResblockDilations: [][]int{{1, 3, 5}, {1, 3, 5}, {1, 3, 5}},
+		SampleRate:  32000,
+		LatentsMean: append([]float32(nil), releasedMean[:]...),
+		LatentsStd:  append([]float32(nil), releasedStd[:]...),
+	}
+	for _, u := range c.DecoderRates {
+		c.DecoderKernels = append(c.DecoderKernels, 2*u-u%2)
+	}
+	return c
+}
+
 // ReadConfig reads the config of the audio VAE folder dir (either layout).
 func ReadConfig(dir string) (*Config, error) {
 	path := filepath.Join(dir, "config.json")
@@ -112,17 +133,13 @@ func ParseConfig(path string, raw []byte, metaPath string, meta []byte) (*Config
 	if err := json.Unmarshal(raw, &d); err != nil {
 		return nil, fmt.Errorf("audiovae: %s: not valid JSON: %w", path, err)
 	}
-	// Released BigVGAN tables (diffusers' defaults and converter).
-	c := &Config{
-		EncoderDim: 64, EncoderRates: []int{2, 4, 4, 5, 5}, LatentDim: 2048, LatentChannels: 32, Heads: 8,
-		DecoderDim: 1024, DecoderRates: []int{5, 5, 2, 2, 2, 2, 2},
-		ResblockKernels: []int{3, 7, 11}, ResblockDilations: [][]int{{1, 3, 5}, {1, 3, 5}, {1, 3, 5}},
-		SampleRate: 32000,
-	}
+	// Released BigVGAN tables (diffusers' defaults and converter); the
+	// statistics come from the file.
+	c := ReleasedConfig()
+	c.Layout, c.LatentsMean, c.LatentsStd = 0, nil, nil
 	switch d.Class {
 	case "AutoencoderKLMiniMaxH3Audio":
 		c.Layout = Diffusers
-		c.DecoderKernels = []int{9, 9, 4, 4, 4, 4, 4}
 		setI(&c.EncoderDim, d.EncDim)
 		setI(&c.LatentDim, d.LatentDim)
 		setI(&c.LatentChannels, d.LatentCh)

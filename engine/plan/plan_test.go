@@ -1,10 +1,12 @@
 package plan
 
 import (
+	"strings"
 	"testing"
 
 	"h3studio/engine/denoise"
 	"h3studio/engine/layout"
+	"h3studio/engine/qwen3vl"
 )
 
 const gib = 1 << 30
@@ -78,5 +80,57 @@ func TestQueryErrors(t *testing.T) {
 	}
 	if _, err := Run(Query{}, "nope"); err == nil {
 		t.Error("unknown component accepted")
+	}
+}
+
+// TestEveryComponent: every pipeline component has a row, in pipeline
+// order, at the development size and at the release's largest default
+// request, with work and storage in both residency modes that agree with
+// the components' own cost models.
+func TestEveryComponent(t *testing.T) {
+	want := []string{"text-encoder", "dit", "video-vae", "video-vae-adaptive", "audio-vae"}
+	if got := Components(); strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("components %v, want %v", got, want)
+	}
+	for _, c := range []struct {
+		q                     Query
+		tiles, adaptive, audA int
+	}{
+		{Query{Canvas: layout.Canvas{Width: 512, Height: 512}, Frames: 22}, 9, 4, 37},
+		{Query{Canvas: layout.Canvas{Width: 1344, Height: 768}, Frames: 124}, 7 * 28, 7 * 15, 207},
+	} {
+		es, err := Run(c.q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		by := map[string]Estimate{}
+		for _, e := range es {
+			by[e.Component] = e
+			if e.FLOPs <= 0 || e.TotalFLOPs < e.FLOPs || e.WeightBytes <= 0 || e.Rows <= 0 || e.Evaluations < 1 {
+				t.Errorf("%v %s: %+v", c.q.Canvas, e.Component, e)
+			}
+			for _, s := range []Storage{e.Resident, e.Streaming} {
+				if s.Peak <= 0 || s.Peak != s.Weights+s.Activations {
+					t.Errorf("%v %s: storage %+v", c.q.Canvas, e.Component, s)
+				}
+			}
+			if e.Streaming.Peak > e.Resident.Peak {
+				t.Errorf("%v %s: streaming peak %d above resident %d", c.q.Canvas, e.Component, e.Streaming.Peak, e.Resident.Peak)
+			}
+		}
+		te := by["text-encoder"]
+		f := qwen3vl.Plan(qwen3vl.ReleasedConfig(), qwen3vl.Resident, qwen3vl.PlanInput{Tokens: DefaultTextRows})
+		if te.Resident.Peak != f.Peak || te.Streaming.Peak >= te.Resident.Peak/10 || te.Rows != DefaultTextRows {
+			t.Errorf("text encoder %+v (qwen3vl.Plan peak %d)", te, f.Peak)
+		}
+		for name, passes := range map[string]int{"video-vae": c.tiles, "video-vae-adaptive": c.adaptive} {
+			v := by[name]
+			if v.Evaluations != passes || v.Resident != v.Streaming || v.TotalFLOPs != v.FLOPs*float64(passes) {
+				t.Errorf("%v %s: %d passes (want %d), %+v", c.q.Canvas, name, v.Evaluations, passes, v)
+			}
+		}
+		if a := by["audio-vae"]; a.Rows != c.audA || a.Evaluations != 2 || a.Resident != a.Streaming {
+			t.Errorf("%v audio: %+v", c.q.Canvas, a)
+		}
 	}
 }

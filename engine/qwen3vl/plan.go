@@ -128,3 +128,18 @@ func planActivations(c *Config, in PlanInput, act, wdt compute.DType) (vision, t
 	}
 	return vision, text
 }
+
+// TextFLOPs is the work of the decoder layers of one Encode over L tokens
+// running layers of them (0: Config.TapLayers()): the projections, the
+// SwiGLU MLP and the attention scores and mix (a multiply-add is 2 FLOPs;
+// norms, RoPE and the vision tower, small next to these, are left out).
+func TextFLOPs(c *Config, tokens, layers int) float64 {
+	if layers == 0 {
+		layers = c.TapLayers()
+	}
+	t := c.Text
+	L := float64(tokens)
+	q, kv := t.NumHeads*t.HeadDim, t.NumKVHeads*t.HeadDim
+	perLayer := 2*L*float64(t.HiddenSize*(q+2*kv)+q*t.HiddenSize+3*t.HiddenSize*t.IntermediateSize) + 4*L*L*float64(q)
+	return perLayer * float64(layers)
+}

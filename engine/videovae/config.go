@@ -82,6 +82,26 @@ func prod(s []int) int {
 	return p
 }
 
+// ReleasedConfig is the released video VAE (H3-ENCODERS-VAES.md §8):
+// AutoencoderKLMiniMaxH3's defaults, which are the release's values, the
+// decoder's MLP width (decoder_ffn_mult 4 × 2,048) and the released latent
+// statistics, in the original layout. For planning without the files.
+func ReleasedConfig() *Config {
+	c := &Config{
+		Layout: Original, InChannels: 3, OutChannels: 3, LatentChannels: 24,
+		BlockOutChannels: []int{128, 256, 256, 512, 512, 1024}, LayersPerBlock: 2,
+		SpatialDownsample: []int{2, 2, 2, 2, 1, 1}, TemporalDownsample: []int{1, 2, 2, 1, 1, 1},
+		NormGroups: 32, NormEps: 1e-6, SpatialPaddingReflect: true,
+		DecoderLayers: 36, DecoderHeads: 32, DecoderHeadDim: 64, DecoderRegisters: 4,
+		RopeTheta: 100, RopeDimRatio: 0.75, DecoderNormEps: 1e-5,
+		ClipLength: 17, TokenDrop: 3, TileSize: 256, TileOverlap: 64,
+		LatentsMean: append([]float32(nil), releasedMean[:]...),
+		LatentsStd:  append([]float32(nil), releasedStd[:]...),
+	}
+	c.DecoderFFNHidden = 4 * c.Dim()
+	return c
+}
+
 // ReadConfig reads the config of a video VAE component. configDir holds
 // config.json (the wrapper for the original layout, the diffusers config
 // otherwise); weightsDir holds the weights and, for the original layout,
@@ -317,16 +337,10 @@ func readDiffusers(path string, raw []byte) (*Config, error) {
 	if err := json.Unmarshal(raw, &d); err != nil {
 		return nil, fmt.Errorf("videovae: %s: %w", path, err)
 	}
-	// Defaults are AutoencoderKLMiniMaxH3.__init__'s (the released values).
-	c := &Config{
-		Layout: Diffusers, InChannels: 3, OutChannels: 3, LatentChannels: 24,
-		BlockOutChannels: []int{128, 256, 256, 512, 512, 1024}, LayersPerBlock: 2,
-		SpatialDownsample: []int{2, 2, 2, 2, 1, 1}, TemporalDownsample: []int{1, 2, 2, 1, 1, 1},
-		NormGroups: 32, NormEps: 1e-6, SpatialPaddingReflect: true,
-		DecoderLayers: 36, DecoderHeads: 32, DecoderHeadDim: 64, DecoderRegisters: 4,
-		RopeTheta: 100, RopeDimRatio: 0.75, DecoderNormEps: 1e-5,
-		ClipLength: 17, TokenDrop: 3, TileSize: 256, TileOverlap: 64,
-	}
+	// Defaults are AutoencoderKLMiniMaxH3.__init__'s (the released values);
+	// the MLP width and the statistics come from the file or the weights.
+	c := ReleasedConfig()
+	c.Layout, c.DecoderFFNHidden, c.LatentsMean, c.LatentsStd = Diffusers, 0, nil, nil
 	setI := func(dst *int, p *int) {
 		if p != nil {
 			*dst = *p
