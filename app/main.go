@@ -12,6 +12,8 @@ import (
 	"os"
 	"sort"
 	"strings"
+
+	"h3studio/app/clocale" // before Fyne's init: see its doc
 )
 
 // command is one subcommand.
@@ -33,6 +35,7 @@ func register(c *command) {
 }
 
 func main() {
+	clocale.Restore()
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
