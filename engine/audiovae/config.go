@@ -3,13 +3,14 @@ package audiovae
 import (
 	"encoding/json"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
+
+	"h3studio/engine/snapshot"
 )
 
-// Layout is the on-disk form of the audio VAE.
-type Layout uint8
+// Layout is the on-disk form of the audio VAE: snapshot's layouts.
+type Layout = snapshot.Layout
 
 // The released layouts (H3-ENCODERS-VAES.md §2, §9.1). Tensor names are
 // identical in both; only the configs differ.
@@ -18,21 +19,11 @@ const (
 	// metadata.json (DAC kwargs), model.safetensors. BigVGAN's fixed tables
 	// are not stored: kernels 2u − u mod 2, resblocks [3, 7, 11] × [1, 3, 5],
 	// 8 attention heads (diffusers' converter).
-	Original Layout = iota + 1
+	Original = snapshot.Original
 	// Diffusers: audio_vae/config.json (AutoencoderKLMiniMaxH3Audio) with
 	// every value, diffusion_pytorch_model.safetensors.
-	Diffusers
+	Diffusers = snapshot.Diffusers
 )
-
-func (l Layout) String() string {
-	switch l {
-	case Original:
-		return "original"
-	case Diffusers:
-		return "diffusers"
-	}
-	return "unknown"
-}
 
 // Config is the audio VAE geometry. Field names follow diffusers'
 // AutoencoderKLMiniMaxH3Audio.
@@ -174,14 +165,9 @@ func ParseConfig(path string, raw []byte, metaPath string, meta []byte) (*Config
 	default:
 		return nil, fmt.Errorf("audiovae: %s: _class_name %q is neither MiniMaxH3AudioVAE (original layout) nor AutoencoderKLMiniMaxH3Audio (diffusers)", path, d.Class)
 	}
-	if d.Mean == nil || d.Std == nil {
-		return nil, fmt.Errorf("audiovae: %s: missing required key latents_mean or latents_std", path)
-	}
-	for _, v := range d.Mean {
-		c.LatentsMean = append(c.LatentsMean, float32(v))
-	}
-	for _, v := range d.Std {
-		c.LatentsStd = append(c.LatentsStd, float32(v))
+	var err error
+	if c.LatentsMean, c.LatentsStd, err = snapshot.LatentStats(path, d.Mean, d.Std); err != nil {
+		return nil, fmt.Errorf("audiovae: %w", err)
 	}
 	if err := c.Validate(); err != nil {
 		return nil, fmt.Errorf("%w (%s)", err, path)
@@ -295,13 +281,8 @@ func (c *Config) Validate() error {
 			return bad("resblock %d has no dilations", i)
 		}
 	}
-	if len(c.LatentsMean) != c.LatentChannels || len(c.LatentsStd) != c.LatentChannels {
-		return bad("latents_mean has %d and latents_std %d values for %d latent channels", len(c.LatentsMean), len(c.LatentsStd), c.LatentChannels)
-	}
-	for i, s := range c.LatentsStd {
-		if !(s > 0) || math.IsInf(float64(s), 0) || math.IsNaN(float64(c.LatentsMean[i])) || math.IsInf(float64(c.LatentsMean[i]), 0) {
-			return bad("latents_std[%d] = %v must be positive and finite, latents_mean[%d] = %v finite", i, s, i, c.LatentsMean[i])
-		}
+	if err := snapshot.CheckLatentStats(c.LatentsMean, c.LatentsStd, c.LatentChannels); err != nil {
+		return bad("%v", err)
 	}
 	if c.SampleRate < 1 {
 		return bad("sample rate %d", c.SampleRate)

@@ -93,7 +93,7 @@ func Load(b compute.Backend, w *safetensors.Binder, cfg *Config, o *Options) (m 
 		m.enc = loadEncoder(w, cfg)
 	}
 	if err := w.Finish(ignored...); err != nil {
-		return nil, fmt.Errorf("audiovae: load (%s layout): %w", cfg.Layout, err)
+		return nil, fmt.Errorf("audiovae: load (%s): %w", cfg.Layout, err)
 	}
 	return m, nil
 }

@@ -3,13 +3,14 @@ package videovae
 import (
 	"encoding/json"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
+
+	"h3studio/engine/snapshot"
 )
 
-// Layout is the on-disk form of the video VAE.
-type Layout uint8
+// Layout is the on-disk form of the video VAE: snapshot's layouts.
+type Layout = snapshot.Layout
 
 // The two released layouts (H3-ENCODERS-VAES.md §2, §8.12).
 const (
@@ -17,21 +18,11 @@ const (
 	// MiniMaxH3VideoVAE) plus video_vae/source/{config.json,
 	// model.safetensors} (AutoencoderKLLegacy, CompVis tensor names,
 	// per-head interleaved to_qkv, ff.w1 = [gate; up]).
-	Original Layout = iota + 1
+	Original = snapshot.Original
 	// Diffusers is diffusers' vae/ folder (AutoencoderKLMiniMaxH3: renamed
 	// tensors, separate to_q/to_k/to_v, ff.net.0.proj = [up; gate]).
-	Diffusers
+	Diffusers = snapshot.Diffusers
 )
-
-func (l Layout) String() string {
-	switch l {
-	case Original:
-		return "original"
-	case Diffusers:
-		return "diffusers"
-	}
-	return "unknown"
-}
 
 // Config is the video VAE geometry, read from either layout and validated.
 // Field names follow diffusers' AutoencoderKLMiniMaxH3 config.
@@ -299,12 +290,9 @@ func readOriginal(path string, raw []byte, spath string, sraw []byte) (*Config, 
 	if s.RatioT != nil && *s.RatioT != prod(s.TimeDown) {
 		return nil, fmt.Errorf("videovae: %s: vae_ratio_t %d differs from the product of time_down %v", spath, *s.RatioT, s.TimeDown)
 	}
-	var err2 error
-	if c.LatentsMean, err2 = f32s(path, "latents_mean", w.Mean); err2 != nil {
-		return nil, err2
-	}
-	if c.LatentsStd, err2 = f32s(path, "latents_std", w.Std); err2 != nil {
-		return nil, err2
+	var err error
+	if c.LatentsMean, c.LatentsStd, err = snapshot.LatentStats(path, w.Mean, w.Std); err != nil {
+		return nil, fmt.Errorf("videovae: %w", err)
 	}
 	return c, nil
 }
@@ -391,32 +379,10 @@ func readDiffusers(path string, raw []byte) (*Config, error) {
 		c.DecoderFFNHidden = *d.DFFNMult * c.Dim()
 	}
 	var err error
-	if d.Mean == nil {
-		return nil, req(path, "latents_mean")
-	}
-	if d.Std == nil {
-		return nil, req(path, "latents_std")
-	}
-	if c.LatentsMean, err = f32s(path, "latents_mean", d.Mean); err != nil {
-		return nil, err
-	}
-	if c.LatentsStd, err = f32s(path, "latents_std", d.Std); err != nil {
-		return nil, err
+	if c.LatentsMean, c.LatentsStd, err = snapshot.LatentStats(path, d.Mean, d.Std); err != nil {
+		return nil, fmt.Errorf("videovae: %w", err)
 	}
 	return c, nil
-}
-
-// f32s converts JSON numbers to float32 the way torch.tensor(list) does
-// (nearest float32 of the float64 value).
-func f32s(path, key string, v []float64) ([]float32, error) {
-	if v == nil {
-		return nil, req(path, key)
-	}
-	out := make([]float32, len(v))
-	for i, x := range v {
-		out[i] = float32(x)
-	}
-	return out, nil
 }
 
 // Validate checks the geometry rules the implementation relies on.
@@ -439,8 +405,9 @@ func (c *Config) Validate() error {
 		return bad("decoder layers %d, heads %d, head dim %d", c.DecoderLayers, c.DecoderHeads, c.DecoderHeadDim)
 	case c.ClipLength < 1 || c.TokenDrop < 0:
 		return bad("clip_length %d must be ≥ 1 and token_drop %d ≥ 0", c.ClipLength, c.TokenDrop)
-	case len(c.LatentsMean) != c.LatentChannels || len(c.LatentsStd) != c.LatentChannels:
-		return bad("latents_mean has %d and latents_std %d values for %d latent channels", len(c.LatentsMean), len(c.LatentsStd), c.LatentChannels)
+	}
+	if err := snapshot.CheckLatentStats(c.LatentsMean, c.LatentsStd, c.LatentChannels); err != nil {
+		return bad("%v", err)
 	}
 	for i, ch := range c.BlockOutChannels {
 		if ch < 1 || ch%c.NormGroups != 0 {
@@ -451,14 +418,6 @@ func (c *Config) Validate() error {
 		}
 		if t := c.TemporalDownsample[i]; t < 1 {
 			return bad("temporal_downsample_factors[%d] = %d must be positive", i, t)
-		}
-	}
-	for i, s := range c.LatentsStd {
-		if !(s > 0) || math.IsInf(float64(s), 0) {
-			return bad("latents_std[%d] = %v must be positive and finite", i, s)
-		}
-		if m := c.LatentsMean[i]; math.IsNaN(float64(m)) || math.IsInf(float64(m), 0) {
-			return bad("latents_mean[%d] = %v must be finite", i, m)
 		}
 	}
 	rot := c.RotaryDim()

@@ -141,7 +141,7 @@ func Load(b compute.Backend, w *safetensors.Binder, cfg *Config, o *Options) (m 
 		w.Skip("decoder.mask_token") // training buffer, unused (§8.12)
 	}
 	if err := w.Finish(ignored...); err != nil {
-		return nil, fmt.Errorf("videovae: load (%s layout): %w", cfg.Layout, err)
+		return nil, fmt.Errorf("videovae: load (%s): %w", cfg.Layout, err)
 	}
 	return m, nil
 }
