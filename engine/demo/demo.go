@@ -221,21 +221,12 @@ func writeTree(root string) error {
 	if err := dcfg.Validate(); err != nil {
 		return fmt.Errorf("demo: %w", err)
 	}
-	vcfg := VideoVAEConfig()
-	vinv, err := videoVAEInventory(vcfg, Seed)
+	vcfg, acfg := VideoVAEConfig(), audiovae.TinyConfig()
+	videoEntries, err := entries(videoVAEInventory(vcfg, Seed))
 	if err != nil {
 		return err
 	}
-	videoEntries, err := vinv.Entries(Seed)
-	if err != nil {
-		return err
-	}
-	acfg := audiovae.TinyConfig()
-	ainv, err := audioVAEInventory(acfg, Seed)
-	if err != nil {
-		return err
-	}
-	audioEntries, err := ainv.Entries(Seed)
+	audioEntries, err := entries(audioVAEInventory(acfg, Seed))
 	if err != nil {
 		return err
 	}
@@ -291,6 +282,14 @@ func writeTree(root string) error {
 		}
 	}
 	return nil
+}
+
+// entries draws a shaped inventory's tensors with the demo seed.
+func entries(inv safetensors.Inventory, err error) ([]safetensors.Entry, error) {
+	if err != nil {
+		return nil, err
+	}
+	return inv.Entries(Seed)
 }
 
 func writeJSON(path string, v any) error {

@@ -199,17 +199,24 @@ func videoVAEInventory(cfg *videovae.Config, seed uint64) (safetensors.Inventory
 	set("decoder.proj_out.weight", pw)
 	set("decoder.proj_out.bias", pb)
 
+	return shaped(inv, values, "video VAE")
+}
+
+// shaped gives the inventory's tensors named in values exactly those
+// values (InitValues); every name must be in the inventory with that many
+// elements.
+func shaped(inv safetensors.Inventory, values map[string][]float32, component string) (safetensors.Inventory, error) {
 	for i, s := range inv {
 		if v, ok := values[s.Name]; ok {
 			if len(v) != s.Shape.NumElements() {
-				return nil, fmt.Errorf("demo: %s: %d values for shape %v", s.Name, len(v), s.Shape)
+				return nil, fmt.Errorf("demo: %s %s: %d values for shape %v", component, s.Name, len(v), s.Shape)
 			}
 			inv[i].Init = safetensors.Init{Kind: safetensors.InitValues, Values: v}
 			delete(values, s.Name)
 		}
 	}
 	if len(values) != 0 {
-		return nil, fmt.Errorf("demo: shaped values for tensors the video VAE does not have: %v", values)
+		return nil, fmt.Errorf("demo: shaped values for tensors the %s does not have: %v", component, slices.Sorted(maps.Keys(values)))
 	}
 	return inv, nil
 }
@@ -456,17 +463,5 @@ func audioVAEInventory(cfg *audiovae.Config, seed uint64) (safetensors.Inventory
 	post[3] = audioGain // channel 0, centre tap
 	wn("decoder.conv_post", post)
 
-	for i, s := range inv {
-		if v, ok := values[s.Name]; ok {
-			if len(v) != s.Shape.NumElements() {
-				return nil, fmt.Errorf("demo: %s: %d values for shape %v", s.Name, len(v), s.Shape)
-			}
-			inv[i].Init = safetensors.Init{Kind: safetensors.InitValues, Values: v}
-			delete(values, s.Name)
-		}
-	}
-	if len(values) != 0 {
-		return nil, fmt.Errorf("demo: shaped values for tensors the audio VAE does not have: %v", slices.Sorted(maps.Keys(values)))
-	}
-	return inv, nil
+	return shaped(inv, values, "audio VAE")
 }
