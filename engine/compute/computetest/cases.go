@@ -517,5 +517,6 @@ func Cases(o Options) []Case {
 		mk("Snake/beta_log_scale/bf16_f32", []Tensor{nrmS(compute.BF16, 2, 3, 40), nrmS(compute.F32, 0.5, 3), nrmS(compute.F32, 0.5, 3)}, nrm(compute.F32, 3, 40), Bound{ULP: 1, Rel: 4e-6, RMS: 1e-6},
 			func(k compute.Kernels, d *compute.Tensor, t []*compute.Tensor) { k.Snake(d, t[0], t[1], t[2], true) }),
 	)
+	fusedCases(add) // cases_fused.go
 	return cs
 }
