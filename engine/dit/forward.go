@@ -110,6 +110,7 @@ func (m *Model) Forward(ctx context.Context, s *Sequence, tab *Tables, st Step, 
 	if err := m.bindEdge(); err != nil {
 		return err
 	}
+	prof := m.startProfile()
 	a := nn.NewArena(m.b)
 	defer a.Release()
 
@@ -185,6 +186,9 @@ func (m *Model) Forward(ctx context.Context, s *Sequence, tab *Tables, st Step, 
 	naRows := a.New(m.dt, na, H)
 	m.b.GatherRows(naRows, n, s.audioIdx)
 	m.audioOut.Forward(m.b, out.Audio.Reshape(na, c.AudioInChannels), naRows)
+	if err := prof.finish(); err != nil {
+		return err
+	}
 	m.forwards.Add(1)
 	return nil
 }

@@ -218,3 +218,41 @@ func TestDispatchesPerBlock(t *testing.T) {
 		}
 	}
 }
+
+// TestForwardProfile checks the per-forward profile: blocks, dispatches
+// (the block stack's share pinned by TestDispatchesPerBlock), device time,
+// peak storage, and the summary line.
+func TestForwardProfile(t *testing.T) {
+	l := load(t, fixtures[0])
+	var got []dit.ForwardProfile
+	var sum dit.ProfileSummary
+	r := newRun(t, l, dit.Options{Profile: func(p dit.ForwardProfile) { got = append(got, p); sum.Add(p) }})
+	ctx := context.Background()
+	for _, fo := range []dit.ForwardOptions{{}, {Core: dit.CoreCache}, {Core: dit.CoreReuse}} {
+		if _, _, err := r.forward(t, ctx, fo); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(got) != 3 {
+		t.Fatalf("%d profiles for 3 forwards", len(got))
+	}
+	exact, reuse := got[0], got[2]
+	// The block stack: 11 + 10 + 10 dispatches (fused; the first block
+	// computes its own pre-norm) against the one Add of a core reuse.
+	if exact.Blocks != 3 || reuse.Blocks != 0 || exact.Dispatches-reuse.Dispatches != 30 {
+		t.Errorf("exact %+v, core reuse %+v", exact, reuse)
+	}
+	for i, p := range got {
+		if p.DeviceTime <= 0 || p.Wall <= 0 || p.PeakBytes <= 0 || p.PeakBytes < p.LiveBytes || p.FLOPs <= 0 {
+			t.Errorf("forward %d: %+v", i, p)
+		}
+		if testbackend.Metal() == (p.DeviceTime == p.Wall) {
+			t.Errorf("forward %d: device time %v, wall %v on %s", i, p.DeviceTime, p.Wall, r.b.Name())
+		}
+	}
+	s := sum.String()
+	t.Log(s)
+	if sum.Forwards != 3 || sum.Blocks != 6 || !strings.HasPrefix(s, "3 DiT forwards: ") {
+		t.Errorf("summary %+v: %s", sum, s)
+	}
+}

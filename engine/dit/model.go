@@ -71,6 +71,11 @@ type Options struct {
 	// "block0.adaln_table", "rope_cos", "block0.out", "norm_out",
 	// "proj_out_all_rows"). The tensor is only valid during the call.
 	Trace func(name string, t *compute.Tensor)
+	// Profile, when set, receives what each completed Forward cost
+	// (dispatches, device time, peak storage: ForwardProfile). A profiled
+	// forward resets the backend's peak counter when it starts and waits
+	// for its device work before it returns. ProfileSummary.Add fits here.
+	Profile func(ForwardProfile)
 }
 
 // Counters count the work a model did, for tests and benchmarks.
