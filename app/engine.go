@@ -1,10 +1,12 @@
 package main
 
 import (
-	"errors"
+	"os"
 	"path/filepath"
 	"time"
 
+	"h3studio/engine"
+	"h3studio/engine/demo"
 	"h3studio/engine/media"
 	"h3studio/ui/studio"
 	"h3studio/ui/studio/fakeengine"
@@ -14,33 +16,28 @@ import (
 // from the engine goes through newGenerator (a session on a model folder)
 // and ensureDemoModel (the demo checkpoint in the cache), plus the media
 // layer's MP4 writer and decoder below.
-//
-// LEAD: when the engine façade (engine.Session, engine/demo) lands on main,
-// wire the two functions as their comments say; nothing else in the GUI
-// changes, and `make test-gui` then generates through the real engine on
-// the demo checkpoint. Until then the default path refuses to generate and
-// says so; the development fake is only reachable through -fake-engine and
-// in tests.
-
-// errNoEngine is what the default path says until the façade is wired.
-var errNoEngine = errors.New("this build of H3 Studio has no engine yet (the MiniMax-H3 pipeline is still being built); the studio runs with -fake-engine for UI development only")
 
 // newGenerator opens an engine session on a model folder (no weights are
-// mapped until the first Generate). *engine.Session satisfies
-// studio.Generator:
-//
-//	return engine.Open(engine.Options{ModelDir: modelDir, Backend: <the app's backend>,
-//		CacheDir: filepath.Join(cacheDir(), "conditioning")})
+// mapped until the first Generate; components then stay resident between
+// takes as the memory mode allows, and prompt conditionings are cached in
+// the app's cache folder). *engine.Session satisfies studio.Generator.
 func newGenerator(modelDir string) (studio.Generator, error) {
-	return nil, errNoEngine
+	b, err := openBackend("auto", os.Stderr)
+	if err != nil {
+		return nil, err
+	}
+	s, err := engine.Open(engine.Options{ModelDir: modelDir, Backend: b, Opener: mediaOpener, CacheDir: cacheDir(), CloseBackend: true})
+	if err != nil {
+		b.Close()
+		return nil, err
+	}
+	return s, nil
 }
 
 // ensureDemoModel returns the demo checkpoint's folder inside cacheDir,
-// writing it first when it is missing (what `h3studio testmodel` writes):
-//
-//	return demo.Ensure(cacheDir)
+// writing it first when it is missing (what `h3studio testmodel` writes).
 func ensureDemoModel(cacheDir string) (string, error) {
-	return "", errors.New("the demo checkpoint writer (h3studio testmodel) is not in this build yet")
+	return demo.Ensure(cacheDir)
 }
 
 // newVideoSink returns the MP4 writer for a take: the media layer's

@@ -10,6 +10,9 @@ package engine
 import (
 	"image"
 	"time"
+
+	"h3studio/engine/layout"
+	"h3studio/engine/media"
 )
 
 // Task is a generation task.
@@ -49,9 +52,9 @@ const (
 // Reference is one ordered Ref2VA input. Its position in Request.References
 // is the model's <Picture i>/<Video k>/<Audio j> numbering.
 type Reference struct {
-	Kind  ReferenceKind
-	Path  string // image, video or audio file
-	Audio string // RefVideoAudio: the separate sound file
+	Kind  ReferenceKind `json:"kind"`
+	Path  string        `json:"path"`            // image, video or audio file
+	Audio string        `json:"audio,omitempty"` // RefVideoAudio: the separate sound file
 }
 
 // MemoryMode chooses what stays resident.
@@ -67,32 +70,41 @@ const (
 // Request is one generation. The zero value of every optional field means
 // "default" (h3.c's defaults: 864×480, 56 frames, 20 steps, seed 42).
 type Request struct {
-	Prompt string
+	Prompt string `json:"prompt"`
 
-	Width, Height int     // output canvas; multiples of 32, ≥ 32, ≤ 768·1344 pixels
-	Frames        int     // rounded up to 17n+5 (22..362)
-	Seconds       float64 // alternative to Frames: rounded up to the next legal frame count at 24 fps
+	Width   int     `json:"width"`             // output canvas; multiples of 32, ≥ 32, ≤ 768·1344 pixels
+	Height  int     `json:"height"`            //
+	Frames  int     `json:"frames"`            // rounded up to 17n+5 (22..362)
+	Seconds float64 `json:"seconds,omitempty"` // alternative to Frames: rounded up to the next legal frame count at 24 fps
 
-	Steps int    // denoising passes (model evaluations), 2..1000
-	Seed  uint64 // noise seed; see SeedSet
+	Steps int    `json:"steps"` // denoising passes (model evaluations), 2..1000
+	Seed  uint64 `json:"seed"`  // noise seed; see SeedSet
 	// SeedSet distinguishes seed 0 from "default seed 42".
-	SeedSet bool
+	SeedSet bool `json:"-"`
 
-	Preset         Preset
-	Reuse          int  // 1..3: velocity reuse (h3.c --reuse)
-	Layers         int  // 35..50 (released model; scaled for others): gate-ranked block thinning
-	CoreReuse      int  // 1..6: reuse of the blocks' residual (not with Reuse > 1)
-	TokenReduction bool // h3.c --token-reduction
-	RenderWidth    int  // render canvas (same aspect, ≤ output); 0 = output canvas
-	RenderHeight   int
+	Preset         Preset `json:"preset"`
+	Reuse          int    `json:"reuse"`                   // 1..3: velocity reuse (h3.c --reuse)
+	Layers         int    `json:"layers"`                  // 35..50 of the released 50 blocks (scaled for other depths): gate-ranked block thinning
+	CoreReuse      int    `json:"core_reuse"`              // 1..6: reuse of the blocks' residual (not with Reuse > 1)
+	TokenReduction bool   `json:"token_reduction"`         // h3.c --token-reduction
+	RenderWidth    int    `json:"render_width,omitempty"`  // render canvas (same aspect, ≤ output); 0 = output canvas
+	RenderHeight   int    `json:"render_height,omitempty"` //
 
-	First, Last string      // FL2VA keyframe image files
-	FirstImage  image.Image // in-memory keyframes (GUI); override First/Last paths
-	LastImage   image.Image
-	References  []Reference // Ref2VA, ordered; exclusive with First/Last
+	First      string      `json:"first_frame,omitempty"` // FL2VA keyframe image files
+	Last       string      `json:"last_frame,omitempty"`
+	FirstImage image.Image `json:"-"` // in-memory keyframes (GUI); override First/Last paths
+	LastImage  image.Image `json:"-"`
+	References []Reference `json:"references,omitempty"` // Ref2VA, ordered; exclusive with First/Last
+	// RefImageSize sizes picture references: "" the reference's 2048-px
+	// short edge, "match" the canvas's area (h3.c's default), "max" at most
+	// 2048 px (never enlarged).
+	RefImageSize media.RefImagePolicy `json:"ref_image_size,omitempty"`
+	// RefVideoCanvas sizes video references: "" the reference's 768-class
+	// canvas of the video's aspect, "h3c" never enlarged.
+	RefVideoCanvas media.RefVideoPolicy `json:"ref_video_canvas,omitempty"`
 
-	Memory  MemoryMode
-	Preview bool // decode a middle-frame preview after every denoising step
+	Memory  MemoryMode `json:"memory,omitempty"`
+	Preview bool       `json:"preview,omitempty"` // decode a middle-frame preview after every denoising step, and report final frames
 }
 
 // Plan is a validated, resolved request plus predictions, computed without
@@ -104,14 +116,47 @@ type Plan struct {
 
 	LatentFrames, LatentHeight, LatentWidth int
 	AudioLatents                            int
-	Rows                                    int // packed sequence rows of one DiT forward
+	TextRows                                int // text encoder tokens (prompt, labels, vision blocks)
+	Rows                                    int // packed sequence rows of one DiT forward (0: unknown)
+
+	// References describes each Ref2VA reference as it will be encoded.
+	References []ReferencePlan
 
 	Forwards int // DiT evaluations
-	// Predicted peak memory (bytes) of the chosen memory mode, and the time
-	// estimate for this device.
+	// Predicted peak storage (bytes of weights and activations on the
+	// backend) of the memory mode, and the time estimate for this device
+	// from the session's own measurements. Zero means unknown.
 	PeakBytes int64
 	Memory    MemoryMode
 	Estimate  time.Duration
+
+	work workPlan
+}
+
+// ReferencePlan is one reference as the plan sees it from its file's
+// header.
+type ReferencePlan struct {
+	Label         string // "Picture 1", "Video 2", "Audio 1"
+	Kind          ReferenceKind
+	Width, Height int  // the size it is encoded at (pictures, videos)
+	QwenFrames    int  // normalised 24 fps frames the text encoder samples (videos)
+	VAEFrames     int  // frames the video VAE encodes (videos)
+	LatentFrames  int  // their latent frames
+	Sound         bool // its sound conditions the generation
+	AudioLatents  int  // latents of its sound per stereo channel (approximate before decoding)
+}
+
+// anchors lists an FL2VA plan's keyframes in packed order.
+func (p Plan) anchors() []layout.Anchor {
+	var a []layout.Anchor
+	r := p.Request
+	if r.First != "" || r.FirstImage != nil {
+		a = append(a, layout.First)
+	}
+	if r.Last != "" || r.LastImage != nil {
+		a = append(a, layout.Last)
+	}
+	return a
 }
 
 // Phase is a stage of a generation.
@@ -149,5 +194,8 @@ type Result struct {
 	Timings   map[Phase]time.Duration
 	PeakBytes int64
 	Model     string // model description (e.g. "MiniMax-H3 (demo)")
+	ModelID   string // what identifies the weights: a hash of the transformer's config and shard index
 	Cached    bool   // text conditioning came from the session cache
+	// Profile is each phase's wall time, work, dispatches and peak storage.
+	Profile []PhaseProfile
 }

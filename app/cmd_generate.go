@@ -1,0 +1,253 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"h3studio/engine"
+	"h3studio/engine/media"
+)
+
+func init() {
+	register(&command{name: "generate", summary: "generate a video with sound from a prompt (h3.c-compatible flags)", run: runGenerate})
+}
+
+// generateArgs is the parsed command line of `h3studio generate`.
+type generateArgs struct {
+	modelDir  string
+	output    string // "" skips the MP4
+	wav       string
+	framesDir string
+	profile   bool
+	ssd       bool
+	backend   string
+	help      bool
+	req       engine.Request
+}
+
+const generateUsage = `usage: h3studio generate -d MODEL_DIR -p PROMPT [-o OUTPUT.mp4] [options]
+
+  -d, --model-dir PATH     MiniMax-H3 snapshot folder (or the demo checkpoint)
+  -p, --prompt TEXT        the prompt
+  -o, --output PATH        output MP4 (default outputs/h3.mp4; -o '' writes no MP4)
+      --width N            output width (default 864; a multiple of 32)
+      --height N           output height (default 480; a multiple of 32)
+      --render-width N     lower internal width (same aspect, upscaled after decode)
+      --render-height N    lower internal height
+      --frames N           frames (default 56; rounded up to 17n+5, 22..362)
+      --seconds S          duration at 24 fps instead of --frames (rounded up to 17n+5 frames)
+      --steps N            denoising passes = model evaluations (default 20; 2..1000)
+      --preset NAME        reference, default, fast or preview (fills the controls below)
+      --reuse N            velocity reuse: 1 exact, 2 fast, 3 aggressive
+      --layers N           DiT blocks: 50 exact, 45 fast, 40 aggressive (released model)
+      --core-reuse N       core refresh: 1 exact, 4 fast, 6 aggressive (not with --reuse > 1)
+      --token-reduction    pair video tokens in the middle DiT blocks (changes composition)
+      --seed N             random seed (default 42)
+      --first-frame PATH   first-frame conditioning image (FL2VA)
+      --last-frame PATH    last-frame conditioning image (FL2VA)
+      --ref-image PATH     append an ordered Ref2VA image
+      --ref-video PATH     append a video, including its sound track
+      --ref-silent-video PATH   append a video without its sound
+      --ref-video-audio VIDEO AUDIO   append a video with a separate sound track
+      --ref-audio PATH     append a standalone audio clip
+      --ref-image-size P   picture references: diffusers (2048-px short edge, the reference),
+                           match (the canvas's area, h3.c's default) or max (at most 2048 px)
+      --ref-video-canvas P video references: reference (768-class canvas) or h3c (never enlarged)
+      --frames-dir PATH    also write frame-00001.png … (folder created if missing)
+      --wav PATH           also write the sound as WAV
+      --profile            print per-phase timing and storage
+      --ssd-streaming      stream DiT blocks from disk (low memory)
+      --backend NAME       auto (Metal when usable, else CPU), metal or cpu
+
+References keep their command-line order across the --ref-* flags: that order is the
+model's <Picture 1>, <Video 1>, <Audio 1> … numbering.
+Exit status: 0 done, 2 invalid request (nothing loaded), 1 failure, 130 cancelled.
+`
+
+// parseGenerateArgs parses h3.c-style flags: -x VALUE, --name VALUE,
+// --name=VALUE; --ref-video-audio takes two values.
+func parseGenerateArgs(args []string) (generateArgs, error) {
+	a := generateArgs{output: "outputs/h3.mp4"}
+	r := &a.req
+	for i := 0; i < len(args); i++ {
+		arg := args[i]
+		if !strings.HasPrefix(arg, "-") || arg == "-" {
+			return a, fmt.Errorf("unexpected argument %q", arg)
+		}
+		name := strings.TrimLeft(arg, "-")
+		value, hasValue := "", false
+		if k, v, ok := strings.Cut(name, "="); ok {
+			name, value, hasValue = k, v, true
+		}
+		next := func() (string, error) {
+			if hasValue {
+				return value, nil
+			}
+			if i+1 >= len(args) {
+				return "", fmt.Errorf("%s needs a value", arg)
+			}
+			i++
+			return args[i], nil
+		}
+		intFlag := func(dst *int) error {
+			v, err := next()
+			if err != nil {
+				return err
+			}
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 {
+				return fmt.Errorf("invalid %s: %q (want a non-negative integer)", name, v)
+			}
+			*dst = n
+			return nil
+		}
+		strFlag := func(dst *string) error {
+			v, err := next()
+			*dst = v
+			return err
+		}
+		var err error
+		switch name {
+		case "h", "help":
+			a.help = true
+		case "d", "model-dir":
+			err = strFlag(&a.modelDir)
+		case "p", "prompt":
+			err = strFlag(&r.Prompt)
+		case "o", "output":
+			err = strFlag(&a.output)
+		case "width":
+			err = intFlag(&r.Width)
+		case "height":
+			err = intFlag(&r.Height)
+		case "render-width":
+			err = intFlag(&r.RenderWidth)
+		case "render-height":
+			err = intFlag(&r.RenderHeight)
+		case "frames":
+			err = intFlag(&r.Frames)
+		case "seconds":
+			var v string
+			if v, err = next(); err == nil {
+				s, perr := strconv.ParseFloat(v, 64)
+				if perr != nil || !(s > 0) || s > 1e6 {
+					err = fmt.Errorf("invalid seconds: %q", v)
+				}
+				r.Seconds = s
+			}
+		case "steps":
+			err = intFlag(&r.Steps)
+		case "preset":
+			var v string
+			v, err = next()
+			r.Preset = engine.Preset(v)
+		case "reuse":
+			err = intFlag(&r.Reuse)
+		case "layers":
+			err = intFlag(&r.Layers)
+		case "core-reuse":
+			err = intFlag(&r.CoreReuse)
+		case "token-reduction":
+			r.TokenReduction = true
+		case "seed":
+			var v string
+			if v, err = next(); err == nil {
+				s, perr := strconv.ParseUint(v, 10, 64)
+				if perr != nil {
+					err = fmt.Errorf("invalid seed: %q", v)
+				}
+				r.Seed, r.SeedSet = s, true
+			}
+		case "first-frame":
+			err = strFlag(&r.First)
+		case "last-frame":
+			err = strFlag(&r.Last)
+		case "ref-image", "ref-video", "ref-silent-video", "ref-audio":
+			var v string
+			if v, err = next(); err == nil {
+				kind := map[string]engine.ReferenceKind{"ref-image": engine.RefImage, "ref-video": engine.RefVideo,
+					"ref-silent-video": engine.RefSilentVideo, "ref-audio": engine.RefAudio}[name]
+				r.References = append(r.References, engine.Reference{Kind: kind, Path: v})
+			}
+		case "ref-video-audio":
+			var v string
+			if v, err = next(); err == nil {
+				if i+1 >= len(args) {
+					err = fmt.Errorf("--ref-video-audio needs VIDEO and AUDIO")
+				} else {
+					i++
+					r.References = append(r.References, engine.Reference{Kind: engine.RefVideoAudio, Path: v, Audio: args[i]})
+				}
+			}
+		case "ref-image-size":
+			var v string
+			if v, err = next(); err == nil {
+				r.RefImageSize, err = media.ParseRefImagePolicy(v)
+			}
+		case "ref-video-canvas":
+			var v string
+			if v, err = next(); err == nil {
+				switch v {
+				case "reference", "diffusers", "":
+					r.RefVideoCanvas = media.RefVideoReference
+				case "h3c":
+					r.RefVideoCanvas = media.RefVideoH3C
+				default:
+					err = fmt.Errorf("invalid --ref-video-canvas %q (want reference or h3c)", v)
+				}
+			}
+		case "frames-dir":
+			err = strFlag(&a.framesDir)
+		case "wav":
+			err = strFlag(&a.wav)
+		case "profile":
+			a.profile = true
+		case "backend":
+			err = strFlag(&a.backend)
+		case "ssd-streaming":
+			a.ssd = true
+			r.Memory = engine.MemoryStreaming
+		default:
+			return a, fmt.Errorf("unknown flag %s", arg)
+		}
+		if err != nil {
+			return a, err
+		}
+		if r.Frames != 0 && r.Seconds != 0 {
+			return a, errors.New("--seconds and --frames are mutually exclusive")
+		}
+	}
+	return a, nil
+}
+
+func runGenerate(args []string, stdout, stderr io.Writer) int {
+	a, err := parseGenerateArgs(args)
+	if a.help {
+		fmt.Fprint(stdout, generateUsage)
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "h3studio generate: %v\n\n%s", err, generateUsage)
+		return 2
+	}
+	if a.modelDir == "" {
+		fmt.Fprintf(stderr, "h3studio generate: -d MODEL_DIR is required\n\n%s", generateUsage)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() {
+		// After the first Ctrl-C (a clean cancellation) a second one kills
+		// the process the usual way.
+		<-ctx.Done()
+		stop()
+	}()
+	return generate(ctx, a, stdout, stderr)
+}

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"h3studio/engine"
+)
+
+// generate runs one request from the command line.
+func generate(ctx context.Context, a generateArgs, stdout, stderr io.Writer) int {
+	b, err := openBackend(a.backend, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "h3studio generate: %v\n", err)
+		return 2
+	}
+	defer b.Close()
+	s, err := engine.Open(engine.Options{ModelDir: a.modelDir, Backend: b, Memory: a.req.Memory})
+	if err != nil {
+		fmt.Fprintf(stderr, "h3studio generate: %v\n", err)
+		return 1
+	}
+	defer s.Close()
+	plan, err := s.Plan(a.req)
+	if err != nil {
+		fmt.Fprintf(stderr, "h3studio generate: %v\n", err)
+		if engine.IsRequestError(err) {
+			return 2
+		}
+		return 1
+	}
+	for _, n := range plan.Notes {
+		fmt.Fprintf(stderr, "note: %s\n", n)
+	}
+	out, err := openSinks(a, plan)
+	if err != nil {
+		fmt.Fprintf(stderr, "h3studio generate: %v\n", err)
+		if errors.Is(err, errNoOutput) {
+			return 2
+		}
+		return 1
+	}
+	outputs := out.paths
+	pp := newProgressPrinter(stderr)
+	res, err := s.Generate(ctx, plan.Request, out.sink, pp.Event)
+	pp.Finish()
+	if err != nil {
+		out.removeCreated()
+		switch {
+		case ctx.Err() != nil || errors.Is(err, context.Canceled):
+			fmt.Fprintln(stderr, "h3studio generate: cancelled; nothing was written")
+			return 130
+		case engine.IsRequestError(err):
+			fmt.Fprintf(stderr, "h3studio generate: %v\n", err)
+			return 2
+		}
+		fmt.Fprintf(stderr, "h3studio generate: %v\n", err)
+		return 1
+	}
+	sc := engine.NewSidecar(res, version, a.modelDir, b.Device().Name, b.Name())
+	sc.Outputs = outputs
+	side := sidecarPath(a)
+	if err := engine.WriteSidecar(side, sc); err != nil {
+		fmt.Fprintf(stderr, "h3studio generate: %v\n", err)
+		return 1
+	}
+	for _, k := range []string{"video", "frames", "audio"} {
+		if p := outputs[k]; p != "" {
+			fmt.Fprintf(stderr, "wrote %s\n", p)
+		}
+	}
+	fmt.Fprintf(stderr, "wrote %s\n", side)
+	if a.profile {
+		printProfile(stdout, res)
+	}
+	return 0
+}
+
+// sidecarPath is <name>.json beside the MP4, or take.json in the frames
+// folder (or beside the WAV) when there is no MP4.
+func sidecarPath(a generateArgs) string {
+	switch {
+	case a.output != "":
+		return strings.TrimSuffix(a.output, filepath.Ext(a.output)) + ".json"
+	case a.framesDir != "":
+		return filepath.Join(a.framesDir, "take.json")
+	case a.wav != "":
+		return strings.TrimSuffix(a.wav, filepath.Ext(a.wav)) + ".json"
+	}
+	return "take.json"
+}
+
+func printProfile(w io.Writer, res engine.Result) {
+	fmt.Fprintf(w, "%-13s %9s %8s %-10s %11s %10s %12s\n", "phase", "seconds", "units", "", "dispatches", "GFLOP", "peak MiB")
+	var wall float64
+	for _, p := range res.Profile {
+		wall += p.Wall.Seconds()
+		fmt.Fprintf(w, "%-13s %9.3f %8d %-10s %11d %10.2f %12.1f\n", p.Phase, p.Wall.Seconds(), p.Units, p.Unit, p.Dispatches, p.FLOPs/1e9, float64(p.PeakBytes)/(1<<20))
+	}
+	fmt.Fprintf(w, "%-13s %9.3f\n", "total", wall)
+	fmt.Fprintf(w, "peak tracked storage %.1f MiB", float64(res.PeakBytes)/(1<<20))
+	if res.Plan.PeakBytes > 0 {
+		fmt.Fprintf(w, " (predicted %.1f MiB)", float64(res.Plan.PeakBytes)/(1<<20))
+	}
+	fmt.Fprintln(w)
+	if res.Cached {
+		fmt.Fprintln(w, "text conditioning: from the cache")
+	}
+}

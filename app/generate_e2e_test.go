@@ -1,0 +1,110 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"h3studio/engine/demo"
+	"h3studio/engine/media"
+)
+
+// TestGenerateCommand runs `h3studio generate` on the demo checkpoint: the
+// outputs it writes (PNG frames, WAV, MP4 when ffmpeg is there, the
+// sidecar), and its exit statuses (0 done, 2 invalid request with nothing
+// created, 1 failure, 130 cancelled with nothing left).
+func TestGenerateCommand(t *testing.T) {
+	dir := t.TempDir()
+	model := filepath.Join(dir, "model")
+	if err := demo.Write(model); err != nil {
+		t.Fatal(err)
+	}
+	gen := func(extra ...string) (int, string) {
+		args := append([]string{"generate", "-d", model, "-p", "A red fox walks through fresh snow.", "--width", "64", "--height", "64",
+			"--frames", "22", "--steps", "2", "--backend", "cpu"}, extra...)
+		var out, errb bytes.Buffer
+		code := run(args, &out, &errb)
+		return code, out.String() + errb.String()
+	}
+
+	frames, wav := filepath.Join(dir, "frames"), filepath.Join(dir, "sound", "take.wav")
+	code, log := gen("-o", "", "--frames-dir", frames, "--wav", wav, "--profile")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, log)
+	}
+	pngs, _ := filepath.Glob(filepath.Join(frames, "frame-*.png"))
+	if len(pngs) != 22 || filepath.Base(pngs[0]) != "frame-00001.png" {
+		t.Errorf("%d frames (%v)", len(pngs), pngs[:min(2, len(pngs))])
+	}
+	a, err := media.ReadWAVFile(wav)
+	if err != nil || a.Rate != 32000 || a.Channels != 2 || a.Frames() != media.AudioSamplesFor(22, 32000) {
+		t.Errorf("WAV: %d Hz × %d, %d frames: %v", a.Rate, a.Channels, a.Frames(), err)
+	}
+	var sc map[string]any
+	b, err := os.ReadFile(filepath.Join(frames, "take.json"))
+	if err != nil || json.Unmarshal(b, &sc) != nil {
+		t.Fatalf("sidecar: %v", err)
+	}
+	req, _ := sc["request"].(map[string]any)
+	if sc["task"] != "t2va" || sc["frames"] != 22.0 || sc["seed"] != 42.0 || req["steps"] != 2.0 || req["prompt"] != "A red fox walks through fresh snow." ||
+		sc["app_version"] == "" || !strings.HasPrefix(sc["model_version"].(string), "demo FL2VA ") || sc["timings_seconds"] == nil || sc["peak_bytes"].(float64) <= 0 {
+		t.Errorf("sidecar: %s", b)
+	}
+	for _, want := range []string{"denoise", "video-decode", "peak tracked storage"} {
+		if !strings.Contains(log, want) {
+			t.Errorf("--profile output lacks %q:\n%s", want, log)
+		}
+	}
+
+	if _, err := exec.LookPath("ffmpeg"); err == nil {
+		mp4 := filepath.Join(dir, "out", "take.mp4")
+		if code, log := gen("-o", mp4); code != 0 {
+			t.Errorf("MP4: exit %d: %s", code, log)
+		}
+		for _, p := range []string{mp4, filepath.Join(dir, "out", "take.json")} {
+			if st, err := os.Stat(p); err != nil || st.Size() == 0 {
+				t.Errorf("%s: %v", p, err)
+			}
+		}
+	}
+
+	// Invalid requests: exit 2, the rule named, nothing created.
+	for _, bad := range [][]string{{"--width", "100"}, {"--frames", "400"}, {"--reuse", "2", "--core-reuse", "2"}, {"--steps", "1"}} {
+		z := filepath.Join(dir, "z")
+		code, log := gen(append([]string{"-o", "", "--frames-dir", z}, bad...)...)
+		if code != 2 || !strings.Contains(log, "invalid request") {
+			t.Errorf("%v: exit %d: %s", bad, code, log)
+		}
+		if _, err := os.Stat(z); err == nil {
+			t.Errorf("%v: the frames folder was created", bad)
+		}
+	}
+	if code, _ := gen("-o", ""); code != 2 {
+		t.Errorf("nothing to write: exit %d, want 2", code)
+	}
+	// A missing model folder is a failure (1).
+	var out bytes.Buffer
+	if code := run([]string{"generate", "-d", filepath.Join(dir, "nope"), "-p", "x", "-o", "", "--frames-dir", filepath.Join(dir, "y"), "--backend", "cpu"}, &out, &out); code != 1 {
+		t.Errorf("missing model: exit %d: %s", code, out.String())
+	}
+	// Cancelled (as by Ctrl-C): 130, nothing left behind.
+	ga, err := parseGenerateArgs([]string{"-d", model, "-p", "x", "--width", "64", "--height", "64", "--frames", "22", "--steps", "2",
+		"-o", "", "--frames-dir", filepath.Join(dir, "c"), "--backend", "cpu"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	out.Reset()
+	if code := generate(ctx, ga, &out, &out); code != 130 {
+		t.Errorf("cancelled: exit %d: %s", code, out.String())
+	}
+	if _, err := os.Stat(filepath.Join(dir, "c")); err == nil {
+		t.Error("a cancelled generation left its frames folder")
+	}
+}

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"h3studio/engine"
+)
+
+func TestParseGenerateArgsKeepsReferenceOrder(t *testing.T) {
+	a, err := parseGenerateArgs([]string{"-d", "m", "-p", "x", "--ref-audio", "a.wav", "--ref-image=i.png",
+		"--ref-video-audio", "v.mp4", "s.m4a", "--ref-silent-video", "q.mov", "--ref-video", "w.mp4", "-o", "", "--seed", "0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []engine.Reference{{Kind: engine.RefAudio, Path: "a.wav"}, {Kind: engine.RefImage, Path: "i.png"},
+		{Kind: engine.RefVideoAudio, Path: "v.mp4", Audio: "s.m4a"}, {Kind: engine.RefSilentVideo, Path: "q.mov"},
+		{Kind: engine.RefVideo, Path: "w.mp4"}}
+	if len(a.req.References) != len(want) {
+		t.Fatalf("references %+v", a.req.References)
+	}
+	for i := range want {
+		if a.req.References[i] != want[i] {
+			t.Errorf("reference %d = %+v, want %+v", i, a.req.References[i], want[i])
+		}
+	}
+	if a.output != "" || !a.req.SeedSet || a.req.Seed != 0 {
+		t.Errorf("output %q seed %v/%d", a.output, a.req.SeedSet, a.req.Seed)
+	}
+	labels := engine.ReferenceLabels(a.req.References)
+	got := []string{}
+	for _, l := range labels {
+		got = append(got, l.Label)
+	}
+	if strings.Join(got, ",") != "Audio 1,Picture 1,Video 1,Video 2,Video 3" {
+		t.Errorf("labels %v", got)
+	}
+}
+
+func TestParseGenerateArgsErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"--frames", "22", "--seconds", "2"},
+		{"--width", "abc"},
+		{"--ref-video-audio", "v.mp4"},
+		{"--bogus"},
+		{"stray"},
+		{"--seconds", "-1"},
+	} {
+		if _, err := parseGenerateArgs(args); err == nil {
+			t.Errorf("%v: accepted", args)
+		}
+	}
+	a, err := parseGenerateArgs(nil)
+	if err != nil || a.output != "outputs/h3.mp4" {
+		t.Errorf("default output %q, %v", a.output, err)
+	}
+}
+
+func TestProgressPlainLines(t *testing.T) {
+	var buf bytes.Buffer
+	p := newProgressPrinter(&buf)
+	p.Event(engine.Event{Phase: engine.PhaseDenoise, Done: 0, Total: 4})
+	p.Event(engine.Event{Phase: engine.PhaseDenoise, Done: 1, Total: 4})
+	p.Event(engine.Event{Phase: engine.PhaseDenoise, Done: 1, Total: 4}) // duplicate: no line
+	p.Event(engine.Event{Phase: engine.PhaseVideoDecode, Done: 1, Total: 2})
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 3 || !strings.HasPrefix(lines[1], "denoise") || !strings.Contains(lines[2], "1/2") {
+		t.Errorf("lines: %q", lines)
+	}
+}
+
+// FuzzParseGenerateArgs: any argument list parses or fails with an error,
+// never a panic, and references keep their count and order.
+func FuzzParseGenerateArgs(f *testing.F) {
+	f.Add("-d\x00m\x00-p\x00x\x00--ref-video-audio\x00v.mp4\x00s.wav\x00--seconds\x002.5")
+	f.Add("--width=256\x00--frames\x0022\x00--seed\x0018446744073709551615\x00-o\x00")
+	f.Add("--ref-image\x00--ref-audio\x00--ref-video-audio\x00x")
+	f.Fuzz(func(t *testing.T, joined string) {
+		args := strings.Split(joined, "\x00")
+		a, err := parseGenerateArgs(args)
+		if err != nil {
+			return
+		}
+		n := 0
+		for _, s := range args {
+			name, _, _ := strings.Cut(strings.TrimLeft(s, "-"), "=")
+			if strings.HasPrefix(s, "-") && strings.HasPrefix(name, "ref-") && name != "ref-image-size" && name != "ref-video-canvas" {
+				n++
+			}
+		}
+		if len(a.req.References) > n {
+			t.Errorf("%q: %d references from %d flags", args, len(a.req.References), n)
+		}
+	})
+}
