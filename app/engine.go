@@ -7,6 +7,7 @@ import (
 
 	"h3studio/engine"
 	"h3studio/engine/demo"
+	"h3studio/engine/envconfig"
 	"h3studio/engine/media"
 	"h3studio/ui/studio"
 	"h3studio/ui/studio/fakeengine"
@@ -22,11 +23,15 @@ import (
 // takes as the memory mode allows, and prompt conditionings are cached in
 // the app's cache folder). *engine.Session satisfies studio.Generator.
 func newGenerator(modelDir string) (studio.Generator, error) {
+	oracles, err := envconfig.Oracles()
+	if err != nil {
+		return nil, err
+	}
 	b, err := openBackend("auto", os.Stderr)
 	if err != nil {
 		return nil, err
 	}
-	s, err := engine.Open(engine.Options{ModelDir: modelDir, Backend: b, Opener: mediaOpener, CacheDir: cacheDir(), CloseBackend: true})
+	s, err := engine.Open(engine.Options{ModelDir: modelDir, Backend: b, Opener: mediaOpener, CacheDir: cacheDir(), CloseBackend: true, Oracles: oracles})
 	if err != nil {
 		b.Close()
 		return nil, err

@@ -9,17 +9,23 @@ import (
 	"strings"
 
 	"h3studio/engine"
+	"h3studio/engine/envconfig"
 )
 
 // generate runs one request from the command line.
 func generate(ctx context.Context, a generateArgs, stdout, stderr io.Writer) int {
+	oracles, err := envconfig.Oracles()
+	if err != nil {
+		fmt.Fprintf(stderr, "h3studio generate: %v\n", err)
+		return 2
+	}
 	b, err := openBackend(a.backend, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "h3studio generate: %v\n", err)
 		return 2
 	}
 	defer b.Close()
-	s, err := engine.Open(engine.Options{ModelDir: a.modelDir, Backend: b, Memory: a.req.Memory})
+	s, err := engine.Open(engine.Options{ModelDir: a.modelDir, Backend: b, Memory: a.req.Memory, Oracles: oracles, ProfileForwards: a.profile})
 	if err != nil {
 		fmt.Fprintf(stderr, "h3studio generate: %v\n", err)
 		return 1
@@ -109,5 +115,8 @@ func printProfile(w io.Writer, res engine.Result) {
 	fmt.Fprintln(w)
 	if res.Cached {
 		fmt.Fprintln(w, "text conditioning: from the cache")
+	}
+	if res.Forwards != nil && res.Forwards.Forwards > 0 {
+		fmt.Fprintln(w, res.Forwards.String())
 	}
 }

@@ -184,7 +184,7 @@ func (s *Session) loadDiT(m *models, mode MemoryMode) error {
 		return s.componentError(c, "transformer", err)
 	}
 	b := s.opts.Backend
-	dm, err := dit.Open(b, safetensors.NewBinder("dit", ck, b), m.dcfg, dit.Options{Oracles: s.opts.Oracles, Streaming: mode == MemoryStreaming})
+	dm, err := dit.Open(b, safetensors.NewBinder("dit", ck, b), m.dcfg, s.ditOptions(mode))
 	if err != nil {
 		ck.Close()
 		return s.componentError(c, "transformer", err)
@@ -290,4 +290,13 @@ func (m *models) loaded() []string {
 		out = append(out, string(m.part)+"/audio_vae")
 	}
 	return out
+}
+
+// ditOptions are the transformer's load options for a memory mode.
+func (s *Session) ditOptions(mode MemoryMode) dit.Options {
+	o := dit.Options{Oracles: s.opts.Oracles, Streaming: mode == MemoryStreaming}
+	if s.opts.ProfileForwards {
+		o.Profile = func(p dit.ForwardProfile) { s.forwards.Add(p) }
+	}
+	return o
 }

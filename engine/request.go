@@ -11,6 +11,7 @@ import (
 	"image"
 	"time"
 
+	"h3studio/engine/dit"
 	"h3studio/engine/layout"
 	"h3studio/engine/media"
 )
@@ -198,4 +199,7 @@ type Result struct {
 	Cached    bool   // text conditioning came from the session cache
 	// Profile is each phase's wall time, work, dispatches and peak storage.
 	Profile []PhaseProfile
+	// Forwards aggregates the DiT forwards' profiles (dispatches, device
+	// time, peak storage per forward) when Options.ProfileForwards is set.
+	Forwards *dit.ProfileSummary `json:"-"`
 }

@@ -17,6 +17,7 @@ import (
 
 	"h3studio/engine/compute"
 	"h3studio/engine/condcache"
+	"h3studio/engine/dit"
 	"h3studio/engine/media"
 	"h3studio/engine/snapshot"
 )
@@ -36,6 +37,10 @@ type Options struct {
 	CacheBytes int64
 	// CloseBackend makes Close close Backend too (the session owns it).
 	CloseBackend bool
+	// ProfileForwards measures every DiT forward (dispatches, device time,
+	// peak storage) into Result.Forwards. Each profiled forward waits for
+	// its device work, so it costs some overlap on the GPU; off by default.
+	ProfileForwards bool
 }
 
 // ErrBusy is returned by Generate while another generation runs.
@@ -55,6 +60,9 @@ type Session struct {
 
 	mu   sync.Mutex // guards busy
 	busy bool
+	// forwards collects the running generation's DiT forward profiles
+	// (Options.ProfileForwards); written only by Generate's goroutine.
+	forwards dit.ProfileSummary
 
 	infoMu sync.Mutex
 	infos  map[snapshot.Partition]*partInfo
@@ -246,6 +254,7 @@ func (s *Session) Generate(ctx context.Context, r Request, out media.Sink, progr
 		return Result{}, err
 	}
 	s.counters.Generations.Add(1)
+	s.forwards = dit.ProfileSummary{}
 	t := newTracker(s.opts.Backend, progress, s.newEstimate(p))
 	res, err := s.run(ctx, p, out, t)
 	if err == nil {
@@ -255,6 +264,13 @@ func (s *Session) Generate(ctx context.Context, r Request, out media.Sink, progr
 	}
 	t.end()
 	res.Timings, res.Profile, res.PeakBytes = t.timings(), t.profile, t.peak
+	if s.opts.ProfileForwards {
+		f := s.forwards
+		res.Forwards = &f
+		if f.PeakBytes > res.PeakBytes {
+			res.PeakBytes = f.PeakBytes
+		}
+	}
 	if err != nil {
 		if abortErr := out.Abort(); abortErr != nil {
 			s.log.Warn("abort output", "err", abortErr)

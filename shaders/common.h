@@ -217,4 +217,24 @@ inline ulong grid_index(uint2 gid, uint2 gsize) {
     return ulong(gid.y) * ulong(gsize.x) + ulong(gid.x);
 }
 
+// ------------------------------------------------------------------ row reductions
+
+// row_sum returns the sum of v over the threadgroup (every thread gets the
+// same value); tpg is a multiple of 32 and part holds 32 floats. The caller
+// passes a barrier before part is written again. The row kernels of
+// norm.metal and fused.metal share it, so that a fused kernel sums a row in
+// exactly the order of the unfused one.
+inline float row_sum(float v, threadgroup float* part, uint tid, uint tpg, uint sg, uint lane) {
+    v = simd_sum(v);
+    if (lane == 0u) {
+        part[sg] = v;
+    }
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    float s = 0.0f;
+    for (uint i = 0; i < tpg / 32u; i++) {
+        s += part[i];
+    }
+    return s;
+}
+
 #endif

@@ -190,6 +190,63 @@ struct kargs_group_norm {
     uint pad;
 };
 
+// fused.metal: the fused DiT kernels (compute.Fused).
+// QKV layouts: the values of compute.QKVLayout.
+#define QKV_INTERLEAVED 0u
+#define QKV_PLANAR 1u
+
+// RMSNorm of rows of x, then AdaLN modulation by a per-row table row.
+struct kargs_norm_modulate {
+    uint rows; // rows of x
+    uint d; // row length
+    float eps;
+    uint w_dt;
+    uint has_w;
+    uint table_w; // row length of the modulation table
+    uint table_rows;
+    uint shift_col;
+    uint scale_col;
+    uint table_dt;
+    uint idx_dt;
+    uint pad;
+};
+
+// Gated residual h = x + gate * y, then kargs_norm_modulate's step on h.
+struct kargs_gated_norm_modulate {
+    uint rows;
+    uint d;
+    float eps;
+    uint w_dt;
+    uint has_w;
+    uint table_w;
+    uint table_rows;
+    uint shift_col;
+    uint scale_col;
+    uint table_dt;
+    uint idx_dt;
+    uint gate_w; // row length of the gate's table
+    uint gate_rows;
+    uint gate_col;
+    uint gate_dt;
+    uint y_dt;
+};
+
+// QKV projection [S, heads, 3, D] or [3, S, heads, D] to q, k, v [heads, S, D].
+struct kargs_qk_norm_rope {
+    uint s;
+    uint heads;
+    uint d;
+    uint layout; // QKV_*
+    float eps;
+    uint q_w_dt;
+    uint has_q_w;
+    uint k_w_dt;
+    uint has_k_w;
+    uint rot_dim; // 0: no rotary embedding
+    uint cos_dt;
+    uint sin_dt;
+};
+
 // gemm.h (matmul.metal, conv.metal): an implicit matrix product per group,
 // dst[m, n] = sum_k a[m, k] * b[n, k] + bias[n]. MatMul: a = x [M, K],
 // b = w [N, K]. Conv and ConvTranspose: rows are output positions, columns

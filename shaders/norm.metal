@@ -10,21 +10,6 @@
 // then an elementwise kernel.
 #include "common.h"
 
-// row_sum returns the sum of v over the threadgroup (every thread gets the
-// same value); tpg is a multiple of 32 and part holds 32 floats.
-inline float row_sum(float v, threadgroup float* part, uint tid, uint tpg, uint sg, uint lane) {
-    v = simd_sum(v);
-    if (lane == 0u) {
-        part[sg] = v;
-    }
-    threadgroup_barrier(mem_flags::mem_threadgroup);
-    float s = 0.0f;
-    for (uint i = 0; i < tpg / 32u; i++) {
-        s += part[i];
-    }
-    return s;
-}
-
 template <typename Tin, typename Tout>
 kernel void kernel_rms_norm(constant kargs_norm& args [[buffer(0)]],
                             device const Tin* x [[buffer(1)]],

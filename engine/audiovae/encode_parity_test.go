@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"h3studio/engine/compute/cpu"
+	"h3studio/engine/compute/testbackend"
 	"h3studio/engine/safetensors"
 	"h3studio/engine/snapshot"
 )
@@ -21,7 +21,7 @@ func TestEncoderModelParity(t *testing.T) {
 	}
 	defer f.Close()
 	dir := "testdata/encoder/audio_vae"
-	m, err := Open(cpu.New(cpu.Options{}), &snapshot.Component{Kind: snapshot.AudioVAE, Layout: snapshot.Original, Dir: dir, ConfigDir: dir}, nil)
+	m, err := Open(testbackend.New(t), &snapshot.Component{Kind: snapshot.AudioVAE, Layout: snapshot.Original, Dir: dir, ConfigDir: dir}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"h3studio/engine/compute/cpu"
+	"h3studio/engine/compute/testbackend"
 	"h3studio/engine/safetensors"
 )
 
@@ -18,7 +18,7 @@ func TestLoopDecodeToWaveform(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	m := openLayout(t, cpu.New(cpu.Options{}), "original")
+	m := openLayout(t, testbackend.New(t), "original")
 	for _, loop := range []string{"loop_t2va_f32", "loop_fl2va_f32", "loop_t2va_bf16"} {
 		lat, ls := fixtureTensor(t, f, loop+".out.audio_latents")
 		want, ws := fixtureTensor(t, f, loop+".out.audio")

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"h3studio/engine/compute"
-	"h3studio/engine/compute/cpu"
+	"h3studio/engine/compute/testbackend"
 	"h3studio/engine/safetensors"
 	"h3studio/engine/snapshot"
 )
@@ -67,8 +67,9 @@ func TestDecodeParity(t *testing.T) {
 	wantProj, _ := fixtureTensor(t, f, "decode.dec_in_proj")
 	wantWave, ws := fixtureTensor(t, f, "decode.waveform")
 	for _, layout := range []string{"original", "diffusers"} {
-		for _, threads := range []int{1, 2} {
-			m := openLayout(t, cpu.New(cpu.Options{Threads: threads}), layout)
+		for _, b := range testbackend.Threads(t, 1, 2) {
+			threads := b.Device().Threads
+			m := openLayout(t, b, layout)
 			proj, err := m.InputProjection(z)
 			if err != nil {
 				t.Fatal(err)

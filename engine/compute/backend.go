@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Backend owns device memory and executes kernels. Kernels are recorded in
@@ -76,6 +77,13 @@ type Stats struct {
 	CPUFallbacks int64 // kernels a device backend ran on the CPU reference
 	FLOPs        float64
 	BytesMoved   float64 // bytes read and written by kernels (estimate)
+	// DeviceTime is the time the device spent executing kernels, for the
+	// work completed so far (read it after Sync): on Metal the sum of
+	// GPUEndTime − GPUStartTime of the command buffers, on the emulated
+	// Metal device the time in its kernel runtime. 0 where it is not
+	// measured: the CPU backend runs kernels synchronously on the calling
+	// goroutine, so there the wall time of the work is its device time.
+	DeviceTime time.Duration
 }
 
 // AllocError reports that a device could not provide storage.

@@ -16,6 +16,7 @@ package compute
 //   - Shape or dtype mismatches panic: they are bugs, not conditions.
 type Kernels interface {
 	Padder // kernels_pad.go
+	Fused  // kernels_fused.go
 
 	// Copy converts src to dst's dtype element by element (same element
 	// count; shapes may differ, as after a reshape).

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"h3studio/engine/compute"
-	"h3studio/engine/compute/cpu"
+	"h3studio/engine/compute/testbackend"
 	"h3studio/engine/denoise"
 	"h3studio/engine/dit"
 	"h3studio/engine/layout"
@@ -55,7 +55,9 @@ func (x fixtureFile) i64(t testing.TB, name string) []int64 {
 	return compute.DecodeInt64(info.DType, d)
 }
 
-func openModel(t testing.TB, dir string, opts dit.Options) (*dit.Model, *cpu.Backend) {
+// openModel opens a tiny transformer on the test backend (testbackend: the
+// CPU reference, or Metal with H3_TEST_BACKEND=metal).
+func openModel(t testing.TB, dir string, opts dit.Options) (*dit.Model, compute.Backend) {
 	t.Helper()
 	cfg, err := dit.ReadConfig(dir)
 	if err != nil {
@@ -65,7 +67,7 @@ func openModel(t testing.TB, dir string, opts dit.Options) (*dit.Model, *cpu.Bac
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := cpu.New(cpu.Options{})
+	b := testbackend.New(t)
 	m, err := dit.Open(b, safetensors.NewBinder("dit", ck, b), cfg, opts)
 	if err != nil {
 		t.Fatal(err)

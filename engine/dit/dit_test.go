@@ -10,6 +10,7 @@ import (
 
 	"h3studio/engine/compute"
 	"h3studio/engine/compute/cpu"
+	"h3studio/engine/compute/testbackend"
 	"h3studio/engine/dit"
 	"h3studio/engine/safetensors"
 )
@@ -109,7 +110,7 @@ func (l *loaded) layout(t testing.TB) dit.Layout {
 // run is one forward of a fixture's inputs.
 type run struct {
 	m        *dit.Model
-	b        *cpu.Backend
+	b        compute.Backend
 	seq      *dit.Sequence
 	tab      *dit.Tables
 	step     dit.Step
@@ -119,9 +120,11 @@ type run struct {
 	patchDim int
 }
 
+// newRun opens the fixture's model on the test backend (testbackend: the
+// CPU reference, or Metal with H3_TEST_BACKEND=metal).
 func newRun(t testing.TB, l *loaded, opts dit.Options) *run {
 	t.Helper()
-	b := cpu.New(cpu.Options{})
+	b := testbackend.New(t)
 	m, err := dit.Open(b, safetensors.NewBinder("dit", l.ck, b), l.cfg, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -164,7 +167,12 @@ func (r *run) forward(t testing.TB, ctx context.Context, fo dit.ForwardOptions) 
 	if err != nil {
 		return nil, nil, err
 	}
-	return append([]float32(nil), cpu.Float32s(r.out.Video)...), append([]float32(nil), cpu.Float32s(r.out.Audio)...), nil
+	v, err := compute.ToFloat32(r.out.Video)
+	if err != nil {
+		return nil, nil, err
+	}
+	a, err := compute.ToFloat32(r.out.Audio)
+	return v, a, err
 }
 
 func relL2(got, want []float32) float64 {

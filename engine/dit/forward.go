@@ -110,6 +110,7 @@ func (m *Model) Forward(ctx context.Context, s *Sequence, tab *Tables, st Step, 
 	if err := m.bindEdge(); err != nil {
 		return err
 	}
+	prof := m.startProfile()
 	a := nn.NewArena(m.b)
 	defer a.Release()
 
@@ -185,6 +186,9 @@ func (m *Model) Forward(ctx context.Context, s *Sequence, tab *Tables, st Step, 
 	naRows := a.New(m.dt, na, H)
 	m.b.GatherRows(naRows, n, s.audioIdx)
 	m.audioOut.Forward(m.b, out.Audio.Reshape(na, c.AudioInChannels), naRows)
+	if err := prof.finish(); err != nil {
+		return err
+	}
 	m.forwards.Add(1)
 	return nil
 }
@@ -212,6 +216,17 @@ func (m *Model) runCore(ctx context.Context, a *nn.Arena, s *Sequence, tab *Tabl
 	cur, rows, rope := h, adalnT, &s.rope
 	var red *reduction
 	var pooledIn *compute.Tensor
+	// The cross-block hand-off (Links): carry holds the attention input of
+	// block carryFor, written by the previous block's MLP residual.
+	var carry *compute.Tensor
+	carryFor := -1
+	handOff := m.fz.cross && m.fz.gate
+	// boundary reports whether the token-reduced span starts or ends after
+	// block i and at or before block j (the rows change in between).
+	boundary := func(i, j int) bool {
+		r := fo.Reduce
+		return r != nil && ((i < r.Begin && r.Begin <= j) || (i < r.End && r.End <= j))
+	}
 	leave := func() {
 		red.expand(m.b, a, h, cur, pooledIn)
 		cur, rows, rope, red = h, adalnT, &s.rope, nil
@@ -256,8 +271,32 @@ func (m *Model) runCore(ctx context.Context, a *nn.Arena, s *Sequence, tab *Tabl
 				}
 			}
 		}
+		var links Links
+		if carryFor == i {
+			links.In = carry
+		}
+		if handOff {
+			j := i + 1
+			for j < N && !active(j) {
+				j++
+			}
+			if j < N && !boundary(i, j) && tab.Blocks[j] != nil {
+				nb, err := m.bindBlock(j) // runs next: bound now or already (streaming)
+				if err != nil {
+					return err
+				}
+				if carry == nil || carry.Dim(0) != cur.Dim(0) {
+					if carry != nil {
+						release(a, carry)
+					}
+					carry = a.Like(cur)
+				}
+				links.Next, links.NextMod, links.NextIn = nb, Modulation{Table: tab.Blocks[j], Rows: rows}, carry
+				carryFor = j
+			}
+		}
 		ba := nn.NewArena(m.b)
-		blk.Forward(m.b, ba, cur, Modulation{Table: tab.Blocks[i], Rows: rows}, rope)
+		blk.Forward(m.b, ba, cur, Modulation{Table: tab.Blocks[i], Rows: rows}, rope, links)
 		ba.Release()
 		if m.opts.Streaming {
 			m.releaseBlock(i)

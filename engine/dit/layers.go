@@ -40,10 +40,11 @@ type Attention struct {
 
 	heads, headDim int
 	eps            float32
+	fused          bool // QKNormRoPE (else oracle dit-unfused-qk-rope)
 }
 
-func bindAttention(w *safetensors.Binder, n names, c Config, dt compute.DType) *Attention {
-	a := &Attention{heads: c.Heads, headDim: c.HeadDim, eps: c.QKNormEps}
+func bindAttention(w *safetensors.Binder, n names, c Config, dt compute.DType, fz fusions) *Attention {
+	a := &Attention{heads: c.Heads, headDim: c.HeadDim, eps: c.QKNormEps, fused: fz.qk}
 	if n.orig() {
 		a.QKV = w.TensorAs(n.qkvFused()+".weight", dt, 3*c.Inner(), c.HiddenSize)
 	} else {
@@ -84,7 +85,9 @@ func (at *Attention) Forward(k compute.Kernels, a *nn.Arena, x *compute.Tensor, 
 	S, dt := x.Dim(0), x.DType()
 	H, D := at.heads, at.headDim
 	qkv := a.New(dt, 3, H, S, D) // q, k, v as [H, S, D] each
-	if at.QKV != nil {
+	if at.fused {
+		at.projectFused(k, a, x, qkv, rope)
+	} else if at.QKV != nil {
 		// The interleaved projection, a group of heads at a time (the
 		// weight rows of heads [h0, h1) are contiguous): project to
 		// [S, g, 3, D], transpose to [3, g, S, D], copy q, k, v into place.
@@ -118,11 +121,13 @@ func (at *Attention) Forward(k compute.Kernels, a *nn.Arena, x *compute.Tensor, 
 		release(a, p)
 	}
 	q, kk, v := qkv.Row(0), qkv.Row(1), qkv.Row(2)
-	k.RMSNorm(q, q, at.NormQ, at.eps)
-	k.RMSNorm(kk, kk, at.NormK, at.eps)
-	if rope != nil {
-		k.RoPE(q, q, rope.Cos, rope.Sin, rope.Dim)
-		k.RoPE(kk, kk, rope.Cos, rope.Sin, rope.Dim)
+	if !at.fused {
+		k.RMSNorm(q, q, at.NormQ, at.eps)
+		k.RMSNorm(kk, kk, at.NormK, at.eps)
+		if rope != nil {
+			k.RoPE(q, q, rope.Cos, rope.Sin, rope.Dim)
+			k.RoPE(kk, kk, rope.Cos, rope.Sin, rope.Dim)
+		}
 	}
 	o := a.New(dt, H, S, D)
 	k.Attention(o, q, kk, v, compute.AttentionParams{
@@ -137,6 +142,39 @@ func (at *Attention) Forward(k compute.Kernels, a *nn.Arena, x *compute.Tensor, 
 	k.MatMul(out, ot.Reshape(S, H*D), at.Out, nil)
 	release(a, ot)
 	return out
+}
+
+// projectFused projects x into qkv [3, H, S, D] a group of heads at a time
+// and splits, QK-normalises and rotates each group with one QKNormRoPE:
+// the original layout's interleaved projection lands as [S, g, 3, D]
+// (compute.QKVInterleaved), the diffusers layout's three projections as
+// [3, S, g, D] (compute.QKVPlanar).
+func (at *Attention) projectFused(k compute.Kernels, a *nn.Arena, x, qkv *compute.Tensor, rope *Rotary) {
+	S, dt := x.Dim(0), x.DType()
+	H, D := at.heads, at.headDim
+	p := compute.QKNormRoPEParams{NormQ: at.NormQ, NormK: at.NormK, Eps: at.eps}
+	if rope != nil {
+		p.Cos, p.Sin, p.RotDim = rope.Cos, rope.Sin, rope.Dim
+	}
+	g := min(H, qkvHeadGroup)
+	scratch := a.New(dt, 3*S*g*D)
+	for h0 := 0; h0 < H; h0 += g {
+		n := min(g, H-h0)
+		part := scratch.Rows(0, 3*S*n*D) // the tail group uses a prefix
+		if at.QKV != nil {
+			p.Layout = compute.QKVInterleaved
+			k.MatMul(part.Reshape(S, n*3*D), x, at.QKV.Rows(h0*3*D, (h0+n)*3*D), nil)
+			part = part.Reshape(S, n, 3, D)
+		} else {
+			p.Layout = compute.QKVPlanar
+			part = part.Reshape(3, S, n, D)
+			for i, w := range []*compute.Tensor{at.Q, at.K, at.V} {
+				k.MatMul(part.Row(i).Reshape(S, n*D), x, w.Rows(h0*D, (h0+n)*D), nil)
+			}
+		}
+		k.QKNormRoPE(qkv.Row(0).Rows(h0, h0+n), qkv.Row(1).Rows(h0, h0+n), qkv.Row(2).Rows(h0, h0+n), part, p)
+	}
+	release(a, scratch)
 }
 
 // FeedForward is the bias-free SwiGLU feed-forward: proj to [2·FFN], silu of
@@ -187,11 +225,11 @@ type RefinerBlock struct {
 	eps          float32
 }
 
-func bindRefinerBlock(w *safetensors.Binder, n names, c Config, dt compute.DType) *RefinerBlock {
+func bindRefinerBlock(w *safetensors.Binder, n names, c Config, dt compute.DType, fz fusions) *RefinerBlock {
 	return &RefinerBlock{
 		Norm1: w.TensorAs("norm1.weight", dt, c.HiddenSize),
 		Norm2: w.TensorAs("norm2.weight", dt, c.HiddenSize),
-		Attn:  bindAttention(w, n, c, dt),
+		Attn:  bindAttention(w, n, c, dt, fz),
 		FF:    bindFeedForward(w, n, c, dt),
 		eps:   c.NormEps,
 	}
@@ -223,16 +261,18 @@ type Block struct {
 	FF           *FeedForward
 	eps          float32
 	hidden       int
+	fz           fusions
 }
 
-func bindBlock(w *safetensors.Binder, n names, c Config, dt compute.DType) *Block {
+func bindBlock(w *safetensors.Binder, n names, c Config, dt compute.DType, fz fusions) *Block {
 	return &Block{
 		Norm1:  w.TensorAs("norm1.weight", dt, c.HiddenSize),
 		Norm2:  w.TensorAs("norm2.weight", dt, c.HiddenSize),
-		Attn:   bindAttention(w, n, c, dt),
+		Attn:   bindAttention(w, n, c, dt, fz),
 		FF:     bindFeedForward(w, n, c, dt),
 		eps:    c.NormEps,
 		hidden: c.HiddenSize,
+		fz:     fz,
 	}
 }
 
@@ -249,6 +289,30 @@ type Modulation struct {
 	Rows  *compute.Tensor // [S] integer
 }
 
+// preNorm is the AdaLN pre-norm with norm weight w and the shift and scale
+// of slots (shift, shift+1) of m.
+func (b *Block) preNorm(w *compute.Tensor, m Modulation, shiftSlot int) compute.NormModulation {
+	return compute.NormModulation{Weight: w, Eps: b.eps, Table: m.Table, Rows: m.Rows,
+		ShiftCol: shiftSlot * b.hidden, ScaleCol: (shiftSlot + 1) * b.hidden}
+}
+
+// Links are the optional hand-offs between consecutive blocks (h3.c's
+// cross-block fusion): a block's MLP residual gate also writes the next
+// block's attention input, which that block then takes as given.
+type Links struct {
+	// In, when non-nil, already holds this block's attention input
+	// norm1(h)·(1 + scale_msa) + shift_msa (the block also uses it as its
+	// scratch for the MLP input).
+	In *compute.Tensor
+	// Next, when non-nil, is the block that runs next on the same rows with
+	// modulation NextMod: the MLP residual also writes Next's attention
+	// input into NextIn [S, hidden] (which may be In; without In the block
+	// uses NextIn as its scratch).
+	Next    *Block
+	NextMod Modulation
+	NextIn  *compute.Tensor
+}
+
 // Forward updates the packed hidden state h [S, hidden] in place, as
 // MiniMaxH3TransformerBlock.forward:
 //
@@ -256,27 +320,47 @@ type Modulation struct {
 //	h = h + gate_msa·attn(n)
 //	n = norm2(h)·(1 + scale_mlp) + shift_mlp
 //	h = h + gate_mlp·ff(n)
-func (b *Block) Forward(k compute.Kernels, a *nn.Arena, h *compute.Tensor, m Modulation, rope *Rotary) {
+//
+// with the fused kernels (RMSNormModulate for the first line, the residual
+// gate and the next pre-norm in one GatedAddRMSNormModulate) unless their
+// oracles are selected, and the hand-offs of l.
+func (b *Block) Forward(k compute.Kernels, a *nn.Arena, h *compute.Tensor, m Modulation, rope *Rotary, l Links) {
 	H := b.hidden
-	n := a.Like(h)
-	k.RMSNorm(n, h, b.Norm1, b.eps)
-	k.Modulate(n, n, m.Table, m.Rows, SlotShiftMSA*H, SlotScaleMSA*H)
+	n := l.In
+	if n == nil {
+		n = l.NextIn // the hand-off buffer doubles as this block's scratch
+		if n == nil {
+			n = a.Like(h)
+		}
+		adaLN(k, b.fz.adaLN, n, h, b.preNorm(b.Norm1, m, SlotShiftMSA))
+	}
 	y := b.Attn.Forward(k, a, n, rope)
-	k.GatedAdd(h, h, y, m.Table, m.Rows, SlotGateMSA*H)
+	if b.fz.gate {
+		k.GatedAddRMSNormModulate(h, n, h, y, m.Table, SlotGateMSA*H, b.preNorm(b.Norm2, m, SlotShiftMLP))
+	} else {
+		k.GatedAdd(h, h, y, m.Table, m.Rows, SlotGateMSA*H)
+		adaLN(k, b.fz.adaLN, n, h, b.preNorm(b.Norm2, m, SlotShiftMLP))
+	}
 	release(a, y)
-	k.RMSNorm(n, h, b.Norm2, b.eps)
-	k.Modulate(n, n, m.Table, m.Rows, SlotShiftMLP*H, SlotScaleMLP*H)
 	y = b.FF.Forward(k, a, n)
-	k.GatedAdd(h, h, y, m.Table, m.Rows, SlotGateMLP*H)
-	release(a, y, n)
+	if nb := l.Next; nb != nil {
+		k.GatedAddRMSNormModulate(h, l.NextIn, h, y, m.Table, SlotGateMLP*H, nb.preNorm(nb.Norm1, l.NextMod, SlotShiftMSA))
+	} else {
+		k.GatedAdd(h, h, y, m.Table, m.Rows, SlotGateMLP*H)
+	}
+	release(a, y)
+	if n != l.In && n != l.NextIn {
+		release(a, n)
+	}
 }
 
 // AdaLNOut is MiniMaxH3AdaLayerNormOut without its projection (evaluated
 // once per request into Tables.Final): RMSNorm, then shift/scale by the
 // row's timestep only.
 type AdaLNOut struct {
-	Norm *compute.Tensor
-	eps  float32
+	Norm  *compute.Tensor
+	eps   float32
+	fused bool // RMSNormModulate (else oracle dit-unfused-adaln)
 }
 
 // Forward writes norm(h)·(1 + scale) + shift into a new tensor like h; final
@@ -285,7 +369,6 @@ type AdaLNOut struct {
 func (o *AdaLNOut) Forward(k compute.Kernels, a *nn.Arena, h, final, rows *compute.Tensor) *compute.Tensor {
 	H := h.Dim(-1)
 	n := a.Like(h)
-	k.RMSNorm(n, h, o.Norm, o.eps)
-	k.Modulate(n, n, final, rows, 0, H)
+	adaLN(k, o.fused, n, h, compute.NormModulation{Weight: o.Norm, Eps: o.eps, Table: final, Rows: rows, ShiftCol: 0, ScaleCol: H})
 	return n
 }

@@ -71,6 +71,11 @@ type Options struct {
 	// "block0.adaln_table", "rope_cos", "block0.out", "norm_out",
 	// "proj_out_all_rows"). The tensor is only valid during the call.
 	Trace func(name string, t *compute.Tensor)
+	// Profile, when set, receives what each completed Forward cost
+	// (dispatches, device time, peak storage: ForwardProfile). A profiled
+	// forward resets the backend's peak counter when it starts and waits
+	// for its device work before it returns. ProfileSummary.Add fits here.
+	Profile func(ForwardProfile)
 }
 
 // Counters count the work a model did, for tests and benchmarks.
@@ -95,6 +100,7 @@ type Model struct {
 	opts Options
 	dt   compute.DType // activation dtype
 	f32  bool
+	fz   fusions // fused kernels in use (oracles turn them off)
 
 	// prep phase (bound on demand)
 	contextEmbedder nn.Linear
@@ -153,6 +159,7 @@ func Open(b compute.Backend, w *safetensors.Binder, cfg Config, opts Options) (m
 	if opts.Oracles.Has(OracleF32) {
 		m.dt, m.f32 = compute.F32, true
 	}
+	m.fz = fusionsOf(opts.Oracles)
 	m.invFreq = InvFreq(cfg.RopeTheta, cfg.RopeFreqDim)
 	if n.orig() {
 		got := w.Float32s(n.ropeInvFreq(), cfg.RopeFreqDim)
@@ -263,7 +270,7 @@ func (m *Model) bindPrepText() error {
 
 func (m *Model) bindRefinerBlock(i int) (*RefinerBlock, error) {
 	if m.refiner[i] == nil {
-		m.refiner[i] = bindRefinerBlock(m.w.Sub(m.n.refinerBlock(i)), m.n, m.cfg, m.wdt())
+		m.refiner[i] = bindRefinerBlock(m.w.Sub(m.n.refinerBlock(i)), m.n, m.cfg, m.wdt(), m.fz)
 		if err := m.bindErr(fmt.Sprintf("token refiner block %d", i)); err != nil {
 			m.refiner[i] = nil
 			return nil, err
@@ -314,7 +321,7 @@ func (m *Model) bindEdge() error {
 	c := m.cfg
 	m.videoIn = m.bindLinear(m.n.videoIn(), compute.F32, c.HiddenSize, c.PatchDim())
 	m.audioIn = m.bindLinear(m.n.audioIn(), compute.F32, c.HiddenSize, c.AudioInChannels)
-	m.final = &AdaLNOut{Norm: m.w.TensorAs(m.n.finalNorm()+".weight", m.wdt(), c.HiddenSize), eps: c.FinalNormEps}
+	m.final = &AdaLNOut{Norm: m.w.TensorAs(m.n.finalNorm()+".weight", m.wdt(), c.HiddenSize), eps: c.FinalNormEps, fused: m.fz.adaLN}
 	m.videoOut = m.bindLinear(m.n.videoOut(), compute.F32, c.PatchDim(), c.HiddenSize)
 	m.audioOut = m.bindLinear(m.n.audioOut(), compute.F32, c.AudioInChannels, c.HiddenSize)
 	if err := m.bindErr("the patch projections and heads"); err != nil {
@@ -328,7 +335,7 @@ func (m *Model) bindBlock(i int) (*Block, error) {
 	if m.blocks[i] != nil {
 		return m.blocks[i], nil
 	}
-	blk := bindBlock(m.w.Sub(m.n.block(i)), m.n, m.cfg, m.wdt())
+	blk := bindBlock(m.w.Sub(m.n.block(i)), m.n, m.cfg, m.wdt(), m.fz)
 	if err := m.bindErr(fmt.Sprintf("block %d", i)); err != nil {
 		return nil, err
 	}

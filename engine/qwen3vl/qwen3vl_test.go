@@ -8,6 +8,7 @@ import (
 
 	"h3studio/engine/compute"
 	"h3studio/engine/compute/cpu"
+	"h3studio/engine/compute/testbackend"
 )
 
 func loadTest(t testing.TB, b compute.Backend, mode MemoryMode) *Model {
@@ -93,7 +94,7 @@ func encodeTraced(t *testing.T, m *Model, in *Input, dt compute.DType) (*Output,
 // frames go through Processor, so preprocessing is covered too.
 func TestParity(t *testing.T) {
 	p := openParity(t)
-	m := loadTest(t, cpu.New(cpu.Options{}), Resident)
+	m := loadTest(t, testbackend.New(t), Resident)
 	traceName := map[string]string{"hidden": "out.hidden_tap", "vision.merged": "out.vision.merged"}
 	for _, c := range []string{"text_t2va", "text_fl2va", "text_video", "text_ref2va"} {
 		t.Run(strings.TrimPrefix(c, "text_"), func(t *testing.T) {

@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"h3studio/engine/compute/cpu"
+	"h3studio/engine/compute/testbackend"
 	"h3studio/engine/snapshot"
 )
 
@@ -16,8 +16,8 @@ import (
 // 9.9e-7.
 func TestEncodeParity(t *testing.T) {
 	fx := openFixture(t, "encode.safetensors")
-	for _, threads := range []int{2} {
-		m, err := Open(cpu.New(cpu.Options{Threads: threads}), &snapshot.Component{Kind: snapshot.VideoVAE, Layout: snapshot.Original,
+	for _, b := range testbackend.Threads(t, 2) {
+		m, err := Open(b, &snapshot.Component{Kind: snapshot.VideoVAE, Layout: snapshot.Original,
 			Dir: "testdata/encoder/video_vae/source", ConfigDir: "testdata/encoder/video_vae"}, &Options{EncoderOnly: true})
 		if err != nil {
 			t.Fatal(err)
@@ -38,7 +38,7 @@ func TestEncodeParity(t *testing.T) {
 			}
 			errs[i] = checkVolume(t, c.name+".moments", got, fx.volume(t, c.name+".moments"), 1e-5)
 		}
-		t.Logf("%d threads: rel-L2 encode.moments %.2g encode_image.moments %.2g encode_tiled.moments %.2g", threads, errs[0], errs[1], errs[2])
+		t.Logf("%s: rel-L2 encode.moments %.2g encode_image.moments %.2g encode_tiled.moments %.2g", b.Device().Name, errs[0], errs[1], errs[2])
 		m.Close()
 	}
 }

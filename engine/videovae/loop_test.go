@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"h3studio/engine/compute/cpu"
+	"h3studio/engine/compute/testbackend"
 )
 
 // TestLoopDecodeToPixels: loop_t2va_f32's out.video recomputed from its
@@ -14,7 +14,7 @@ import (
 // outside the tests: 1.1e-7 and 1.2e-7).
 func TestLoopDecodeToPixels(t *testing.T) {
 	fx := openFixture(t, "loop_video.safetensors")
-	m := openLayout(t, cpu.New(cpu.Options{}), "original")
+	m := openLayout(t, testbackend.New(t), "original")
 	for _, loop := range []string{"loop_t2va_f32"} {
 		z := fx.volume(t, loop+".out.latents")
 		v, err := m.DecodeToPixels(context.Background(), z, nil)

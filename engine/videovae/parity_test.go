@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"h3studio/engine/compute"
-	"h3studio/engine/compute/cpu"
+	"h3studio/engine/compute/testbackend"
 	"h3studio/engine/safetensors"
 	"h3studio/engine/snapshot"
 )
@@ -100,8 +100,8 @@ func checkVolume(t *testing.T, name string, got, want *Volume, bound float64) fl
 func TestDecodeParity(t *testing.T) {
 	fx := openFixture(t, "decode.safetensors")
 	for _, layout := range []string{"original", "diffusers"} {
-		for _, threads := range []int{1, 2} {
-			b := cpu.New(cpu.Options{Threads: threads})
+		for _, b := range testbackend.Threads(t, 1, 2) {
+			threads := b.Device().Threads
 			m := openLayout(t, b, layout)
 			ctx := context.Background()
 			z := fx.volume(t, "decode.z")

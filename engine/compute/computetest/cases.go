@@ -508,6 +508,8 @@ func Cases(o Options) []Case {
 			func(k compute.Kernels, d *compute.Tensor, t []*compute.Tensor) {
 				k.GatedAdd(d, t[0], t[1], t[2], t[3], 30)
 			}), 0),
+		mk("RoPE/mixed_tables_bf16_cos_f32_sin/f32_f32", []Tensor{nrm(compute.F32, 2, 5, 12), uni(compute.BF16, -1, 1, 5, 4), uni(compute.F32, -1, 1, 5, 4)}, nrm(compute.F32, 2, 5, 12), exact,
+			func(k compute.Kernels, d *compute.Tensor, t []*compute.Tensor) { k.RoPE(d, t[0], t[1], t[2], 8) }),
 		mk("RoPE/full_rotation_bf16_tables/bf16_bf16", []Tensor{nrm(compute.BF16, 3, 4, 6, 16), uni(compute.BF16, -1, 1, 6, 8), uni(compute.BF16, -1, 1, 6, 8)}, nrm(compute.BF16, 3, 4, 6, 16), exact,
 			func(k compute.Kernels, d *compute.Tensor, t []*compute.Tensor) { k.RoPE(d, t[0], t[1], t[2], 16) }),
 		inPlace(mk("RoPE/f32_f32", []Tensor{nrm(compute.F32, 2, 7, 10), uni(compute.F32, -1, 1, 7, 3), uni(compute.F32, -1, 1, 7, 3)}, Tensor{}, exact,
@@ -517,5 +519,6 @@ func Cases(o Options) []Case {
 		mk("Snake/beta_log_scale/bf16_f32", []Tensor{nrmS(compute.BF16, 2, 3, 40), nrmS(compute.F32, 0.5, 3), nrmS(compute.F32, 0.5, 3)}, nrm(compute.F32, 3, 40), Bound{ULP: 1, Rel: 4e-6, RMS: 1e-6},
 			func(k compute.Kernels, d *compute.Tensor, t []*compute.Tensor) { k.Snake(d, t[0], t[1], t[2], true) }),
 	)
+	fusedCases(add) // cases_fused.go
 	return cs
 }

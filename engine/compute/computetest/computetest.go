@@ -146,6 +146,12 @@ type Case struct {
 	Mag func(k compute.Kernels, dst *compute.Tensor, in []*compute.Tensor)
 	// MagAbs selects the inputs Mag sees as absolute values; nil means all.
 	MagAbs []bool
+	// Unfused, when set, is Run's definition as a sequence of unfused
+	// kernels (a fused kernel's compute.Unfused* function). The expected
+	// result is then Unfused run on the backend under test itself, not on
+	// the reference: Bound says how far a backend's fused kernel may be from
+	// its own unfused kernels (Exact: bit-identical).
+	Unfused func(k compute.Kernels, dst *compute.Tensor, in []*compute.Tensor)
 }
 
 const sentinel = 0xA5
@@ -342,9 +348,20 @@ func Check(ref, b compute.Backend, c Case) error {
 			outInit[i] = 0xFF
 		}
 	}
-	want, _, err := execute(ref, c, inBytes, outInit, false)
-	if err != nil {
-		return fmt.Errorf("reference: %w", err)
+	var want []byte
+	var err error
+	if c.Unfused != nil {
+		u := c
+		u.Run = c.Unfused
+		want, _, err = execute(b, u, inBytes, outInit, true)
+		if err != nil {
+			return fmt.Errorf("unfused sequence: %w", err)
+		}
+	} else {
+		want, _, err = execute(ref, c, inBytes, outInit, false)
+		if err != nil {
+			return fmt.Errorf("reference: %w", err)
+		}
 	}
 	got, _, err := execute(b, c, inBytes, outInit, true)
 	if err != nil {

@@ -44,6 +44,20 @@ func (m *mutant) MatMul(dst, x, w, bias *compute.Tensor) {
 	m.Backend.MatMul(dst, x, wt.Reshape(w.Dim(0), w.Dim(1)), bias)
 }
 
+func (m *mutant) RMSNormModulate(dst, x *compute.Tensor, p compute.NormModulation) {
+	switch m.bug {
+	case "fused-ulp": // the fused result one unit off
+		m.Backend.RMSNormModulate(dst, x, p)
+		cpu.Bytes(dst)[0] ^= 1
+	case "single-rounding": // h3.c's fused rounding: no rounding between the norm and the modulation
+		n, _ := m.Backend.Alloc(compute.F32, x.Shape()...)
+		m.Backend.RMSNorm(n, x, p.Weight, p.Eps)
+		m.Backend.Modulate(dst, n, p.Table, p.Rows, p.ShiftCol, p.ScaleCol)
+	default:
+		m.Backend.RMSNormModulate(dst, x, p)
+	}
+}
+
 func find(t *testing.T, name string) Case {
 	for _, c := range Cases(Options{}) {
 		if c.Name == name {
@@ -65,6 +79,8 @@ func TestSuiteCatchesBugs(t *testing.T) {
 		{"input", "Add/f16_f32", "changed input 0"},
 		{"skip", "Add/f32_bf16", "outside the bound"},
 		{"matmul", "MatMul/f32_f32", "outside the bound"},
+		{"fused-ulp", "RMSNormModulate/bf16_bf16/unfused", "outside the bound"},
+		{"single-rounding", "RMSNormModulate/bf16_bf16/unfused", "outside the bound"},
 	} {
 		err := Check(ref, &mutant{Backend: cpu.New(cpu.Options{}), bug: tc.bug}, find(t, tc.kase))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -72,7 +88,7 @@ func TestSuiteCatchesBugs(t *testing.T) {
 		}
 	}
 	// And the unmodified backend passes those cases.
-	for _, k := range []string{"Add/bf16_bf16", "MatMul/f32_f32"} {
+	for _, k := range []string{"Add/bf16_bf16", "MatMul/f32_f32", "RMSNormModulate/bf16_bf16/unfused"} {
 		if err := Check(ref, cpu.New(cpu.Options{}), find(t, k)); err != nil {
 			t.Errorf("%s: %v", k, err)
 		}

@@ -23,23 +23,28 @@ func (b *Backend) RMSNorm(dst, x, w *compute.Tensor, eps float32) {
 	rows := x.NumElements() / max(D, 1)
 	b.parallel(rows, 8, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
-			row := xs[r*D : (r+1)*D]
-			var ss float32
-			for _, v := range row {
-				ss += v * v
-			}
-			inv := float32(1 / math.Sqrt(float64(ss/float32(D)+eps)))
-			o := out[r*D : (r+1)*D]
-			for i, v := range row {
-				y := v * inv
-				if ws != nil {
-					y *= ws[i]
-				}
-				o[i] = y
-			}
+			rmsNormRow(out[r*D:(r+1)*D], xs[r*D:(r+1)*D], ws, eps)
 		}
 	})
 	store(dst, out)
+}
+
+// rmsNormRow writes row·rsqrt(mean(row²)+eps)·ws into o (ws may be nil); o
+// may be row. The fused kernels share it, which keeps them bit-identical to
+// RMSNorm.
+func rmsNormRow(o, row, ws []float32, eps float32) {
+	var ss float32
+	for _, v := range row {
+		ss += v * v
+	}
+	inv := float32(1 / math.Sqrt(float64(ss/float32(len(row))+eps)))
+	for i, v := range row {
+		y := v * inv
+		if ws != nil {
+			y *= ws[i]
+		}
+		o[i] = y
+	}
 }
 
 // LayerNorm computes (x−mean)·rsqrt(var+eps)·w + b with one rounding.

@@ -25,18 +25,22 @@ func (b *Backend) Modulate(dst, x, table, idx *compute.Tensor, shiftCol, scaleCo
 			compute.Check(tr >= 0 && tr < T, "Modulate", "table row %d outside [0,%d)", tr, T)
 			sh := ts[tr*W+shiftCol : tr*W+shiftCol+H]
 			sc := ts[tr*W+scaleCol : tr*W+scaleCol+H]
-			xr := xs[row*H : (row+1)*H]
-			o := out[row*H : (row+1)*H]
-			for j := 0; j < H; j++ {
-				if low {
-					o[j] = r(r(xr[j]*r(1+sc[j])) + sh[j])
-				} else {
-					o[j] = xr[j]*(1+sc[j]) + sh[j]
-				}
-			}
+			modulateRow(out[row*H:(row+1)*H], xs[row*H:(row+1)*H], sh, sc, low, r)
 		}
 	})
 	store(dst, out)
+}
+
+// modulateRow writes xr·(1+sc)+sh into o (o may be xr), rounding with r
+// after each operation when low (the BF16/F16 chain).
+func modulateRow(o, xr, sh, sc []float32, low bool, r func(float32) float32) {
+	for j := range o {
+		if low {
+			o[j] = r(r(xr[j]*r(1+sc[j])) + sh[j])
+		} else {
+			o[j] = xr[j]*(1+sc[j]) + sh[j]
+		}
+	}
 }
 
 // GatedAdd computes x + gate·y with per-row table rows.
@@ -59,18 +63,22 @@ func (b *Backend) GatedAdd(dst, x, y, table, idx *compute.Tensor, gateCol int) {
 			tr := int(ix[row])
 			compute.Check(tr >= 0 && tr < T, "GatedAdd", "table row %d outside [0,%d)", tr, T)
 			g := ts[tr*W+gateCol : tr*W+gateCol+H]
-			xr, yr := xs[row*H:(row+1)*H], ys[row*H:(row+1)*H]
-			o := out[row*H : (row+1)*H]
-			for j := 0; j < H; j++ {
-				if low {
-					o[j] = r(xr[j] + r(g[j]*yr[j]))
-				} else {
-					o[j] = xr[j] + g[j]*yr[j]
-				}
-			}
+			gatedAddRow(out[row*H:(row+1)*H], xs[row*H:(row+1)*H], ys[row*H:(row+1)*H], g, low, r)
 		}
 	})
 	store(dst, out)
+}
+
+// gatedAddRow writes xr + g·yr into o (o may be xr), rounding the product
+// and the sum with r when low.
+func gatedAddRow(o, xr, yr, g []float32, low bool, r func(float32) float32) {
+	for j := range o {
+		if low {
+			o[j] = r(xr[j] + r(g[j]*yr[j]))
+		} else {
+			o[j] = xr[j] + g[j]*yr[j]
+		}
+	}
 }
 
 // RoPE applies rotate-half rotary embedding to the first rotDim channels.
@@ -91,22 +99,26 @@ func (b *Backend) RoPE(dst, x, cos, sin *compute.Tensor, rotDim int) {
 	b.parallel(rows, 32, func(lo, hi int) {
 		for row := lo; row < hi; row++ {
 			s := row % S
-			xr := xs[row*D : (row+1)*D]
-			o := out[row*D : (row+1)*D]
-			c := cs[s*half : (s+1)*half]
-			sn := ss[s*half : (s+1)*half]
-			for d := 0; d < half; d++ {
-				a, bb := xr[d], xr[d+half]
-				if low {
-					o[d] = r(r(a*c[d]) + r(-bb*sn[d]))
-					o[d+half] = r(r(bb*c[d]) + r(a*sn[d]))
-				} else {
-					o[d] = a*c[d] - bb*sn[d]
-					o[d+half] = bb*c[d] + a*sn[d]
-				}
-			}
-			copy(o[rotDim:], xr[rotDim:])
+			ropeRow(out[row*D:(row+1)*D], xs[row*D:(row+1)*D], cs[s*half:(s+1)*half], ss[s*half:(s+1)*half], rotDim, low, r)
 		}
 	})
 	store(dst, out)
+}
+
+// ropeRow rotates the first rotDim channels of xr into o (rotate-half, c and
+// sn of rotDim/2 angles; o must not be xr), rounding both products and the
+// sum with r when low, and copies the other channels.
+func ropeRow(o, xr, c, sn []float32, rotDim int, low bool, r func(float32) float32) {
+	half := rotDim / 2
+	for d := 0; d < half; d++ {
+		a, bb := xr[d], xr[d+half]
+		if low {
+			o[d] = r(r(a*c[d]) + r(-bb*sn[d]))
+			o[d+half] = r(r(bb*c[d]) + r(a*sn[d]))
+		} else {
+			o[d] = a*c[d] - bb*sn[d]
+			o[d+half] = bb*c[d] + a*sn[d]
+		}
+	}
+	copy(o[rotDim:], xr[rotDim:])
 }

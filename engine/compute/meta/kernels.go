@@ -223,3 +223,46 @@ func (b *Backend) Pad(dst, x *compute.Tensor, p compute.PadParams) {
 	}
 	b.op(0, dst, x)
 }
+
+// normModulation checks an AdaLN pre-norm's operands for rows of width H.
+func normModulation(op string, p compute.NormModulation, x *compute.Tensor) {
+	H := x.Dim(-1)
+	if p.Weight != nil {
+		compute.Check(p.Weight.NumElements() == H, op, "weight %v for %v", p.Weight, x)
+	}
+	compute.Check(p.Rows.NumElements()*H == x.NumElements(), op, "%v row indices for %v", p.Rows, x)
+	W := p.Table.Dim(-1)
+	compute.Check(p.ShiftCol >= 0 && p.ShiftCol+H <= W && p.ScaleCol >= 0 && p.ScaleCol+H <= W, op, "columns %d,%d+%d outside %v", p.ShiftCol, p.ScaleCol, H, p.Table)
+}
+
+// RMSNormModulate accounts one pass: x and the weight read, the addressed
+// table rows (as Modulate, the index tensor stands for them), dst written.
+func (b *Backend) RMSNormModulate(dst, x *compute.Tensor, p compute.NormModulation) {
+	own(b, "RMSNormModulate", dst, x, p.Weight, p.Table, p.Rows)
+	compute.SameShape("RMSNormModulate", dst, x)
+	normModulation("RMSNormModulate", p, x)
+	b.op(7*n(x), dst, x, p.Weight, p.Rows)
+}
+
+// GatedAddRMSNormModulate accounts one pass writing h and n.
+func (b *Backend) GatedAddRMSNormModulate(h, nt, x, y, gateTable *compute.Tensor, gateCol int, p compute.NormModulation) {
+	own(b, "GatedAddRMSNormModulate", h, nt, x, y, gateTable, p.Weight, p.Table, p.Rows)
+	compute.SameShape("GatedAddRMSNormModulate", h, nt, x, y)
+	normModulation("GatedAddRMSNormModulate", p, x)
+	compute.Check(gateCol >= 0 && gateCol+x.Dim(-1) <= gateTable.Dim(-1), "GatedAddRMSNormModulate", "gate column %d+%d outside %v", gateCol, x.Dim(-1), gateTable)
+	b.opN(9*n(x), []*compute.Tensor{h, nt}, x, y, p.Weight, p.Rows)
+}
+
+// QKNormRoPE accounts one pass reading qkv and writing q, k and v.
+func (b *Backend) QKNormRoPE(q, k, v, qkv *compute.Tensor, p compute.QKNormRoPEParams) {
+	own(b, "QKNormRoPE", q, k, v, qkv, p.NormQ, p.NormK, p.Cos, p.Sin)
+	S, H, D := compute.QKVShape(qkv, p.Layout)
+	for _, t := range []*compute.Tensor{q, k, v} {
+		compute.Check(t.Rank() == 3 && t.Dim(0) == H && t.Dim(1) == S && t.Dim(2) == D && t.DType() == qkv.DType(), "QKNormRoPE", "%v for qkv %v", t, qkv)
+	}
+	if p.Cos != nil {
+		compute.SameShape("QKNormRoPE", p.Cos, p.Sin)
+		compute.Check(p.RotDim%2 == 0 && p.RotDim <= D && p.Cos.NumElements() == S*p.RotDim/2, "QKNormRoPE", "tables %v, rotDim %d for %v", p.Cos, p.RotDim, qkv)
+	}
+	b.opN(14*n(q), []*compute.Tensor{q, k, v}, qkv, p.NormQ, p.NormK, p.Cos, p.Sin)
+}

@@ -245,13 +245,20 @@ func (w weightView) Wrap(dt compute.DType, shape compute.Shape, host []byte) (*c
 
 // op accounts one kernel.
 func (b *Backend) op(flops float64, dst *compute.Tensor, srcs ...*compute.Tensor) {
+	b.opN(flops, []*compute.Tensor{dst}, srcs...)
+}
+
+// opN accounts one kernel with several destinations.
+func (b *Backend) opN(flops float64, dsts []*compute.Tensor, srcs ...*compute.Tensor) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	u := &b.u
 	u.Dispatches++
 	u.FLOPs += flops
-	if dst != nil {
-		u.BytesWritten += float64(dst.Bytes())
+	for _, dst := range dsts {
+		if dst != nil {
+			u.BytesWritten += float64(dst.Bytes())
+		}
 	}
 	for _, s := range srcs {
 		if s == nil {

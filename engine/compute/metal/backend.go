@@ -241,6 +241,7 @@ func (b *Backend) Stats() compute.Stats {
 		CPUFallbacks: b.fallbacks.Load(),
 		FLOPs:        float64(b.flops.Load()),
 		BytesMoved:   float64(b.moved.Load()),
+		DeviceTime:   b.GPUTime(),
 	}
 }
 

@@ -205,11 +205,64 @@ type KargsAttention struct {
 	RoundProbs uint32
 }
 
+// KargsNormModulate is kargs_norm_modulate.
+type KargsNormModulate struct {
+	Rows      uint32
+	D         uint32
+	Eps       float32
+	WDt       uint32
+	HasW      uint32
+	TableW    uint32
+	TableRows uint32
+	ShiftCol  uint32
+	ScaleCol  uint32
+	TableDt   uint32
+	IdxDt     uint32
+	Pad       uint32
+}
+
+// KargsGatedNormModulate is kargs_gated_norm_modulate.
+type KargsGatedNormModulate struct {
+	Rows      uint32
+	D         uint32
+	Eps       float32
+	WDt       uint32
+	HasW      uint32
+	TableW    uint32
+	TableRows uint32
+	ShiftCol  uint32
+	ScaleCol  uint32
+	TableDt   uint32
+	IdxDt     uint32
+	GateW     uint32
+	GateRows  uint32
+	GateCol   uint32
+	GateDt    uint32
+	YDt       uint32
+}
+
+// KargsQkNormRope is kargs_qk_norm_rope.
+type KargsQkNormRope struct {
+	S      uint32
+	Heads  uint32
+	D      uint32
+	Layout uint32
+	Eps    float32
+	QWDt   uint32
+	HasQW  uint32
+	KWDt   uint32
+	HasKW  uint32
+	RotDim uint32
+	CosDt  uint32
+	SinDt  uint32
+}
+
 // Kargs lists one value of every kernel-argument struct (for the layout test).
 func Kargs() []any {
 	return []any{KargsConvert{}, KargsCopy{}, KargsFill{}, KargsTranspose{}, KargsPad{}, KargsRows{}, KargsBinary{},
 		KargsScale{}, KargsClamp{}, KargsUnary{}, KargsGlu{}, KargsModulate{}, KargsGatedAdd{}, KargsRope{},
-		KargsSnake{}, KargsNorm{}, KargsGroupNorm{}, KargsGemm{}, KargsAttention{}}
+		KargsSnake{}, KargsNorm{}, KargsGroupNorm{}, KargsGemm{}, KargsAttention{},
+		KargsNormModulate{}, KargsGatedNormModulate{}, KargsQkNormRope{}}
 }
 
 // argBytes returns a copy of a kargs struct's bytes (the layout is C's; the

@@ -137,6 +137,7 @@ func TestKargsMirror(t *testing.T) {
 		"DT_I64": int(compute.I64), "DT_I32": int(compute.I32), "DT_U8": int(compute.U8), "DT_I8": int(compute.I8),
 		"DT_BOOL": int(compute.Bool), "PAD_ZEROS": int(compute.PadZeros), "PAD_REFLECT": int(compute.PadReflect),
 		"PAD_REPLICATE": int(compute.PadReplicate), "MAX_RANK": MaxRank,
+		"QKV_INTERLEAVED": int(compute.QKVInterleaved), "QKV_PLANAR": int(compute.QKVPlanar),
 	} {
 		if got, ok := defs[name]; !ok || got != want {
 			t.Errorf("kargs.h %s = %d (defined %v), compute says %d", name, got, ok, want)

@@ -147,10 +147,12 @@ func (b *Backend) RoPE(dst, x, cos, sin *compute.Tensor, rotDim int) {
 	xf, release := b.floatIn(x)
 	defer release()
 	cf, sf := cos, sin
-	if cf.DType() != sf.DType() { // one code reads both tables
-		var rel func()
-		sf, rel = b.asType(sf, cf.DType())
-		defer rel()
+	if cf.DType() != sf.DType() { // one code reads both tables: widen both to F32 (exact)
+		var rel1, rel2 func()
+		cf, rel1 = b.asType(cf, compute.F32)
+		defer rel1()
+		sf, rel2 = b.asType(sf, compute.F32)
+		defer rel2()
 	}
 	k := KargsRope{Rows: uint64(rows), S: uint32(S), D: uint32(D), RotDim: uint32(rotDim), CsDt: dtCode(cf)}
 	per := D - half

@@ -52,6 +52,7 @@ func (b *Backend) MatMul(dst, x, w, bias *compute.Tensor) {
 			}
 			if ok {
 				b.dispatches.Add(1)
+				b.moved.Add(uint64(g.X.Size + g.W.Size + g.Dst.Size + g.Bias.Size))
 				return
 			}
 		}

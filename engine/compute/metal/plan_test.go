@@ -37,8 +37,12 @@ func (d *countingDevice) EncodeGEMM(g *GEMM) (bool, error)      { d.gemms++; ret
 // ditBlock records one main DiT block (spec H3-DIT §9.3) on rows packed rows
 // with BF16 activations: RMSNorm + AdaLN modulation, the QKV product,
 // de-interleaving, QK-norm, RoPE, attention, the output product and gated
-// residual, then the SwiGLU MLP and its gated residual.
-func ditBlock(b *Backend, rows int) {
+// residual, then the SwiGLU MLP and its gated residual; with the fused
+// kernels when fused (the MLP residual then also writes the next block's
+// attention input, as engine/dit does between blocks). All heads are
+// projected at once (engine/dit projects 8 heads at a time: 7 QKV products
+// and 7 splits per block; TestDispatchesPerBlock there pins that count).
+func ditBlock(b *Backend, rows int, fused bool) {
 	const (
 		H, NH, HD, FFN = 5376, 56, 128, 14336
 	)
@@ -51,6 +55,10 @@ func ditBlock(b *Backend, rows int) {
 	wqkv, wout, wfc1, wfc2 := a(bf, 3*NH*HD, H), a(bf, H, NH*HD), a(bf, 2*FFN, H), a(bf, H, FFN)
 	cos, sin := a(bf, rows, 48), a(bf, rows, 48)
 
+	if fused {
+		ditBlockFused(b, rows, x, table, idx, norm1, norm2, qn, kn, wqkv, wout, wfc1, wfc2, cos, sin)
+		return
+	}
 	n := a(bf, rows, H)
 	b.RMSNorm(n, x, norm1, 1e-5)
 	b.Modulate(n, n, table, idx, 0, H)
@@ -80,25 +88,62 @@ func ditBlock(b *Backend, rows int) {
 	b.GatedAdd(x, x, attn, table, idx, 5*H)
 }
 
+func ditBlockFused(b *Backend, rows int, x, table, idx, norm1, norm2, qn, kn, wqkv, wout, wfc1, wfc2, cos, sin *compute.Tensor) {
+	const (
+		H, NH, HD, FFN = 5376, 56, 128, 14336
+	)
+	bf := compute.BF16
+	a := func(dt compute.DType, s ...int) *compute.Tensor { return compute.MustAlloc(b, dt, s...) }
+	pre := func(w *compute.Tensor, shift int) compute.NormModulation {
+		return compute.NormModulation{Weight: w, Eps: 1e-5, Table: table, Rows: idx, ShiftCol: shift * H, ScaleCol: (shift + 1) * H}
+	}
+	n := a(bf, rows, H)
+	b.RMSNormModulate(n, x, pre(norm1, 0)) // the first block only; later ones receive n
+	qkv := a(bf, rows, 3*NH*HD)
+	b.MatMul(qkv, n, wqkv, nil)
+	heads := a(bf, 3, NH, rows, HD)
+	b.QKNormRoPE(heads.Row(0), heads.Row(1), heads.Row(2), qkv.Reshape(rows, NH, 3, HD),
+		compute.QKNormRoPEParams{Layout: compute.QKVInterleaved, NormQ: qn, NormK: kn, Eps: 1e-5, Cos: cos, Sin: sin, RotDim: 96})
+	o := a(bf, NH, rows, HD)
+	b.Attention(o, heads.Row(0), heads.Row(1), heads.Row(2), compute.AttentionParams{Scale: float32(1 / math.Sqrt(HD))})
+	oc := a(bf, rows, NH, HD)
+	b.Transpose(oc, o, 1, 0, 2)
+	attn := a(bf, rows, H)
+	b.MatMul(attn, oc.Reshape(rows, NH*HD), wout, nil)
+	b.GatedAddRMSNormModulate(x, n, x, attn, table, 2*H, pre(norm2, 3))
+	u := a(bf, rows, 2*FFN)
+	b.MatMul(u, n, wfc1, nil)
+	g := a(bf, rows, FFN)
+	b.GLU(g, u, compute.SiLU, true)
+	b.MatMul(attn, g, wfc2, nil)
+	b.GatedAddRMSNormModulate(x, n, x, attn, table, 5*H, pre(norm1, 0)) // the next block's table in engine/dit
+}
+
 // TestDiTForwardCost pins the structure of a DiT block on the Metal backend
-// (18 dispatches, 4 of them library GEMMs) and logs the FLOPs and the bytes
+// (18 dispatches unfused, 11 fused, 4 of them library GEMMs) and logs the FLOPs and the bytes
 // the kernels read and write per 50-block forward (docs/metal.md quotes them).
 func TestDiTForwardCost(t *testing.T) {
-	for _, rows := range []int{1994, 37838} { // h3studio plan: 512²×22 and 1344×768×124, 128 text rows
-		dev := &countingDevice{kernels: map[string]int{}, gemm: true}
-		b := New(dev, Options{})
-		ditBlock(b, rows)
-		st := b.Stats()
-		if st.Dispatches != 18 || dev.gemms != 4 {
-			t.Errorf("%d rows: %d dispatches (%d library GEMMs), want 18 (4): %v", rows, st.Dispatches, dev.gemms, dev.kernels)
+	for _, fused := range []bool{false, true} {
+		for _, rows := range []int{1994, 37838} { // h3studio plan: 512²×22 and 1344×768×124, 128 text rows
+			dev := &countingDevice{kernels: map[string]int{}, gemm: true}
+			b := New(dev, Options{})
+			ditBlock(b, rows, fused)
+			st := b.Stats()
+			want := int64(18)
+			if fused {
+				want = 11 // 10 in a block that receives its attention input
+			}
+			if st.Dispatches != want || dev.gemms != 4 {
+				t.Errorf("fused %v, %d rows: %d dispatches (%d library GEMMs), want %d (4): %v", fused, rows, st.Dispatches, dev.gemms, want, dev.kernels)
+			}
+			weights := 2.0 * (3*56*128*5376 + 5376*7168 + 2*14336*5376 + 5376*14336)
+			t.Logf("fused %v, %d rows, per 50-block forward: %.1f TFLOP, %.1f GB moved (%.1f GB of it BF16 weights), %d dispatches; kernels %v",
+				fused, rows, 50*st.FLOPs/1e12, 50*st.BytesMoved/1e9, 50*weights/1e9, 50*st.Dispatches, dev.kernels)
 		}
-		weights := 2.0 * (3*56*128*5376 + 5376*7168 + 2*14336*5376 + 5376*14336)
-		t.Logf("%d rows, per 50-block forward: %.1f TFLOP, %.1f GB moved (%.1f GB of it BF16 weights), %d dispatches; kernels %v",
-			rows, 50*st.FLOPs/1e12, 50*st.BytesMoved/1e9, 50*weights/1e9, 50*st.Dispatches, dev.kernels)
 	}
 	// Without a library GEMM every product is the hand kernel.
 	dev := &countingDevice{kernels: map[string]int{}}
-	ditBlock(New(dev, Options{}), 2066)
+	ditBlock(New(dev, Options{}), 2066, false)
 	if dev.kernels["kernel_matmul_bf16_bf16"] != 4 {
 		t.Errorf("hand GEMMs %v", dev.kernels)
 	}

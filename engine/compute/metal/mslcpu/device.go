@@ -237,6 +237,10 @@ func (d *Device) Cost() (switches uint64, elapsed time.Duration) {
 	return d.switches.Load(), time.Duration(d.elapsed.Load())
 }
 
+// GPUTime is the time spent in the kernel runtime so far: the emulated
+// device's "GPU time" (metal.Backend reports it as Stats.DeviceTime).
+func (d *Device) GPUTime() time.Duration { return time.Duration(d.elapsed.Load()) }
+
 // SortedKeys lists a map's keys in order.
 func SortedKeys(m map[string]int) []string {
 	k := make([]string, 0, len(m))

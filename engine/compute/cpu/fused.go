@@ -1,0 +1,200 @@
+package cpu
+
+import (
+	"h3studio/engine/compute"
+)
+
+// The fused DiT kernels (compute.Fused). Each is its unfused definition
+// (compute.Unfused*) computed in one pass per row: the row functions are the
+// ones the unfused kernels run, and every intermediate the sequence stores is
+// rounded to its destination's dtype in between, so the results are
+// bit-identical to the sequence (fused_test.go checks it). Destinations of a
+// dtype other than F32, F16 or BF16 run the sequence itself.
+
+func isFloat(dt compute.DType) bool {
+	return dt == compute.F32 || dt == compute.F16 || dt == compute.BF16
+}
+
+// roundRow rounds o in place to dt (what storing it as dt and loading it
+// back gives).
+func roundRow(o []float32, dt compute.DType) {
+	if dt == compute.F32 {
+		return
+	}
+	r := rounder(dt)
+	for i, v := range o {
+		o[i] = r(v)
+	}
+}
+
+// normModulation checks p for rows of width H and returns the table rows,
+// the RMSNorm weight and the table as float32.
+func normModulation(op string, p compute.NormModulation, R, H int) (ix []int64, ws, ts []float32, W, T int) {
+	if p.Weight != nil {
+		compute.Check(p.Weight.NumElements() == H, op, "weight %v for rows of %d", p.Weight, H)
+		ws = load(p.Weight)
+	}
+	ix = indices(p.Rows)
+	compute.Check(len(ix) == R, op, "%d row indices for %d rows", len(ix), R)
+	W = p.Table.Dim(-1)
+	compute.Check(p.ShiftCol >= 0 && p.ShiftCol+H <= W && p.ScaleCol >= 0 && p.ScaleCol+H <= W, op,
+		"columns %d,%d+%d outside %v", p.ShiftCol, p.ScaleCol, H, p.Table)
+	T = p.Table.NumElements() / max(W, 1)
+	return ix, ws, load(p.Table), W, T
+}
+
+// RMSNormModulate is RMSNorm then Modulate (compute.Fused).
+func (b *Backend) RMSNormModulate(dst, x *compute.Tensor, p compute.NormModulation) {
+	const op = "RMSNormModulate"
+	compute.SameShape(op, dst, x)
+	if !isFloat(dst.DType()) {
+		compute.UnfusedRMSNormModulate(b, dst, x, p)
+		return
+	}
+	H := x.Dim(-1)
+	R := x.NumElements() / max(H, 1)
+	ix, ws, ts, W, T := normModulation(op, p, R, H)
+	b.dispatch(7 * float64(x.NumElements()))
+	xs := load(x)
+	out := output(dst)
+	dt := dst.DType()
+	low, r := lowPrecision(dt), rounder(dt)
+	b.parallel(R, 8, func(lo, hi int) {
+		for row := lo; row < hi; row++ {
+			tr := int(ix[row])
+			compute.Check(tr >= 0 && tr < T, op, "table row %d outside [0,%d)", tr, T)
+			o := out[row*H : (row+1)*H]
+			rmsNormRow(o, xs[row*H:(row+1)*H], ws, p.Eps)
+			roundRow(o, dt)
+			modulateRow(o, o, ts[tr*W+p.ShiftCol:tr*W+p.ShiftCol+H], ts[tr*W+p.ScaleCol:tr*W+p.ScaleCol+H], low, r)
+		}
+	})
+	store(dst, out)
+}
+
+// GatedAddRMSNormModulate is GatedAdd then RMSNorm then Modulate
+// (compute.Fused).
+func (b *Backend) GatedAddRMSNormModulate(h, n, x, y, gateTable *compute.Tensor, gateCol int, p compute.NormModulation) {
+	const op = "GatedAddRMSNormModulate"
+	compute.SameShape(op, h, n, x, y)
+	compute.Check(!overlap(n, h) && !overlap(n, x) && !overlap(n, y), op, "n %v overlaps h, x or y", n)
+	if !isFloat(h.DType()) || !isFloat(n.DType()) {
+		compute.UnfusedGatedAddRMSNormModulate(b, h, n, x, y, gateTable, gateCol, p)
+		return
+	}
+	H := x.Dim(-1)
+	R := x.NumElements() / max(H, 1)
+	ix, ws, ts, W, T := normModulation(op, p, R, H)
+	GW := gateTable.Dim(-1)
+	compute.Check(gateCol >= 0 && gateCol+H <= GW, op, "gate column %d+%d outside %v", gateCol, H, gateTable)
+	GT := gateTable.NumElements() / max(GW, 1)
+	gs := ts
+	if gateTable != p.Table {
+		gs = load(gateTable)
+	}
+	b.dispatch(9 * float64(x.NumElements()))
+	xs, ys := load(x), load(y)
+	hout, nout := output(h), output(n)
+	hdt, ndt := h.DType(), n.DType()
+	hlow, hr := lowPrecision(hdt), rounder(hdt)
+	nlow, nr := lowPrecision(ndt), rounder(ndt)
+	b.parallel(R, 8, func(lo, hi int) {
+		for row := lo; row < hi; row++ {
+			tr := int(ix[row])
+			compute.Check(tr >= 0 && tr < T && tr < GT, op, "table row %d outside [0,%d)", tr, min(T, GT))
+			ho := hout[row*H : (row+1)*H]
+			gatedAddRow(ho, xs[row*H:(row+1)*H], ys[row*H:(row+1)*H], gs[tr*GW+gateCol:tr*GW+gateCol+H], hlow, hr)
+			roundRow(ho, hdt) // already rounded by the BF16/F16 chain; kept for clarity of the definition
+			no := nout[row*H : (row+1)*H]
+			rmsNormRow(no, ho, ws, p.Eps)
+			roundRow(no, ndt)
+			modulateRow(no, no, ts[tr*W+p.ShiftCol:tr*W+p.ShiftCol+H], ts[tr*W+p.ScaleCol:tr*W+p.ScaleCol+H], nlow, nr)
+		}
+	})
+	store(h, hout)
+	store(n, nout)
+}
+
+// QKNormRoPE splits a QKV projection into q, k, v heads with QK-norm and
+// rotary embedding (compute.Fused).
+func (b *Backend) QKNormRoPE(q, k, v, qkv *compute.Tensor, p compute.QKNormRoPEParams) {
+	const op = "QKNormRoPE"
+	S, Hs, D := compute.QKVShape(qkv, p.Layout)
+	dt := qkv.DType()
+	for _, t := range []*compute.Tensor{q, k, v} {
+		compute.Check(t.Rank() == 3 && t.Dim(0) == Hs && t.Dim(1) == S && t.Dim(2) == D && t.DType() == dt, op,
+			"%v for qkv %v: want %v[%d, %d, %d]", t, qkv, dt, Hs, S, D)
+		compute.Check(!overlap(t, qkv), op, "%v overlaps qkv %v", t, qkv)
+	}
+	compute.Check(!overlap(q, k) && !overlap(q, v) && !overlap(k, v), op, "q, k and v overlap")
+	for _, w := range []*compute.Tensor{p.NormQ, p.NormK} {
+		compute.Check(w == nil || w.NumElements() == D, op, "norm weight %v for heads of %d", w, D)
+	}
+	rope := p.Cos != nil
+	half := p.RotDim / 2
+	if rope {
+		compute.SameShape(op, p.Cos, p.Sin)
+		compute.Check(p.RotDim%2 == 0 && p.RotDim <= D, op, "rotDim %d for head size %d", p.RotDim, D)
+		compute.Check(p.Cos.NumElements() == S*half, op, "tables %v for %d rows × %d", p.Cos, S, half)
+	}
+	if !isFloat(dt) {
+		compute.UnfusedQKNormRoPE(b, q, k, v, qkv, p)
+		return
+	}
+	b.dispatch(14 * float64(q.NumElements()))
+	src := load(qkv)
+	raw, es := bytesOf(qkv), dt.Size()
+	vb := bytesOf(v)
+	var wq, wk, cs, sn []float32
+	if p.NormQ != nil {
+		wq = load(p.NormQ)
+	}
+	if p.NormK != nil {
+		wk = load(p.NormK)
+	}
+	if rope {
+		cs, sn = load(p.Cos), load(p.Sin)
+	}
+	qo, ko := output(q), output(k)
+	low, r := lowPrecision(dt), rounder(dt)
+	// off is the element offset of part c of head h at position s.
+	off := func(c, s, h int) int {
+		if p.Layout == compute.QKVPlanar {
+			return ((c*S+s)*Hs + h) * D
+		}
+		return ((s*Hs+h)*3 + c) * D
+	}
+	b.parallel(Hs*S, 16, func(lo, hi int) {
+		tmp := make([]float32, D)
+		for row := lo; row < hi; row++ {
+			h, s := row/S, row%S
+			// v is a transpose: bytes are copied, never converted.
+			copy(vb[row*D*es:(row+1)*D*es], raw[off(2, s, h)*es:(off(2, s, h)+D)*es])
+			for c, o := range [][]float32{qo[row*D : (row+1)*D], ko[row*D : (row+1)*D]} {
+				w := wq
+				if c == 1 {
+					w = wk
+				}
+				if !rope {
+					rmsNormRow(o, src[off(c, s, h):off(c, s, h)+D], w, p.Eps)
+					roundRow(o, dt)
+					continue
+				}
+				rmsNormRow(tmp, src[off(c, s, h):off(c, s, h)+D], w, p.Eps)
+				roundRow(tmp, dt)
+				ropeRow(o, tmp, cs[s*half:(s+1)*half], sn[s*half:(s+1)*half], p.RotDim, low, r)
+			}
+		}
+	})
+	store(q, qo)
+	store(k, ko)
+}
+
+// overlap reports whether two CPU tensors share bytes.
+func overlap(a, b *compute.Tensor) bool {
+	x, y := bytesOf(a), bytesOf(b)
+	if len(x) == 0 || len(y) == 0 {
+		return false
+	}
+	return overlaps(&x[0], len(x), &y[0], len(y))
+}
