@@ -8,11 +8,6 @@ import (
 	"h3studio/engine/compute/cpu"
 )
 
-// minGPUWorkingSet is the smallest recommended working set the Metal backend
-// accepts: below it not even the streaming modes fit (two DiT blocks, the
-// activations of a 512² request and one text-encoder layer).
-const minGPUWorkingSet = 4 << 30
-
 // openBackend returns the compute backend for choice: "metal", "cpu", or
 // "auto" (or ""), which takes Metal when the Mac has a usable GPU and
 // otherwise says why on notice and uses the CPU.

@@ -11,5 +11,5 @@ import (
 // openMetal fails: Metal exists only on macOS (on Linux the Metal kernels
 // run only inside the test harness, `make test-kernels`).
 func openMetal() (compute.Backend, error) {
-	return nil, errors.New("Metal needs macOS")
+	return nil, errors.New("the Metal backend needs macOS")
 }

@@ -24,7 +24,7 @@ func TestBackendCommand(t *testing.T) {
 	if err := json.Unmarshal(out.Bytes(), &info); err != nil {
 		t.Fatal(err)
 	}
-	if runtime.GOOS != "darwin" && (info.Backend != "cpu" || !strings.Contains(info.Note, "Metal needs macOS")) {
+	if runtime.GOOS != "darwin" && (info.Backend != "cpu" || !strings.Contains(info.Note, "Metal backend needs macOS")) {
 		t.Fatalf("auto on %s: %+v; want the CPU with the reason", runtime.GOOS, info)
 	}
 	if st := run([]string{"backend", "-b", "tpu"}, &out, &errb); st != 1 || !strings.Contains(errb.String(), `unknown backend "tpu"`) {

@@ -41,7 +41,6 @@ type tracker struct {
 	// est predicts the phases still to come (seconds); nil entries are
 	// unknown. It is corrected by the measured rate of the running phase.
 	est     *estimate
-	order   []Phase
 	profile []PhaseProfile
 	peak    int64
 }
@@ -81,11 +80,6 @@ func (t *tracker) step(done int) {
 // preview reports a frame (a denoising preview or a final frame).
 func (t *tracker) preview(img *image.RGBA, frame int, msg string) {
 	t.emit(Event{Phase: t.phase, Done: t.done, Total: t.total, Preview: img, Frame: frame, Message: msg})
-}
-
-// message reports a note on the running phase.
-func (t *tracker) message(msg string) {
-	t.emit(Event{Phase: t.phase, Done: t.done, Total: t.total, Message: msg})
 }
 
 // end closes the running phase and records its profile.

@@ -33,7 +33,6 @@ type library struct {
 	star    *widget.Button
 	actions *fyne.Container
 	sel     string
-	version uint64
 	keys    string
 }
 

@@ -30,7 +30,8 @@ func TestHasherFieldsDoNotCollide(t *testing.T) {
 	if a == b || c == d || e == f {
 		t.Fatal("distinct field sequences share a key")
 	}
-	if NewHasher("k").String("x").Key() != NewHasher("k").String("x").Key() {
+	k1, k2 := NewHasher("k").String("x").Key(), NewHasher("k").String("x").Key()
+	if k1 != k2 {
 		t.Fatal("hash not deterministic")
 	}
 }

@@ -79,7 +79,7 @@ func DecodeWAV(path string, data []byte) (Audio, error) {
 		}
 		off = body + int(size) + int(size&1)
 	}
-	if fmtChunk == nil || len(fmtChunk) < 16 {
+	if len(fmtChunk) < 16 {
 		return Audio{}, fileErr(path, nil, "corrupt WAV data: no format chunk before the samples")
 	}
 	if !haveData {

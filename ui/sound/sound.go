@@ -98,8 +98,7 @@ func (o *Output) Stop() {
 
 func (o *Output) stopLocked() {
 	if o.player != nil {
-		o.player.Pause()
-		o.player.Close()
+		o.player.Pause() // oto ≥ 3.4 players need no Close
 		o.player, o.reader = nil, nil
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"time"
 
 	"h3studio/engine/media"
 )
@@ -125,9 +124,7 @@ func Check(d Draft) []Problem {
 	}
 	// … and the release's reference rules, from the media layer (the same
 	// function the engine applies), on everything known so far.
-	for _, p := range referenceRules(d) {
-		ps = append(ps, p)
-	}
+	ps = append(ps, referenceRules(d)...)
 
 	ps = append(ps, checkSettings(d.Settings)...)
 	ps = append(ps, checkPromptLabels(d)...)
@@ -326,6 +323,3 @@ func Blocking(ps []Problem) bool {
 	return false
 }
 
-func fmtDur(d time.Duration) string {
-	return strconv.FormatFloat(d.Seconds(), 'f', 1, 64) + " s"
-}

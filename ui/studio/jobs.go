@@ -112,7 +112,6 @@ type JobView struct {
 type phaseProgress struct {
 	done, total int
 	start, end  time.Time
-	seen        bool
 }
 
 type job struct {

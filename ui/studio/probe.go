@@ -1,7 +1,6 @@
 package studio
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -231,15 +230,4 @@ func hashFile(path string) (string, error) {
 		return "", err
 	}
 	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
-}
-
-// decodePicture reads a picture file with the portable decoders (for
-// chaining and exports).
-func decodePicture(path string) (image.Image, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	img, _, err := image.Decode(bytes.NewReader(b))
-	return img, err
 }
