@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"strings"
+	"unicode/utf8"
 
 	"h3studio/engine/layout"
 	"h3studio/engine/media"
@@ -315,6 +316,11 @@ func resolve(r Request, m ModelFacts, probe Prober) (Plan, error) {
 			}
 		}
 	}
+	// The tokenizer refuses invalid UTF-8 too, but only after the models
+	// are loaded: refuse it here, before anything is mapped.
+	if !utf8.ValidString(r.Prompt) {
+		return p, reqErr("prompt", "is not valid UTF-8 (first invalid byte at offset %d)", invalidUTF8Offset(r.Prompt))
+	}
 	if err := prompt.CheckLabels(r.Prompt, pictures, videos, audios); err != nil {
 		return p, reqErr("prompt", "%v", strings.TrimPrefix(err.Error(), "prompt: "))
 	}
@@ -332,6 +338,19 @@ func resolve(r Request, m ModelFacts, probe Prober) (Plan, error) {
 	p.Notes = notes
 	p.Memory = r.Memory
 	return p, nil
+}
+
+// invalidUTF8Offset is the byte offset of s's first invalid UTF-8 sequence
+// (len(s) when there is none).
+func invalidUTF8Offset(s string) int {
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n == 1 {
+			return i
+		}
+		i += n
+	}
+	return len(s)
 }
 
 // ModelCanvas is the canvas the model runs at: the render canvas when the

@@ -120,6 +120,7 @@ func TestResolveRejects(t *testing.T) {
 		{"memory mode", Request{Memory: "cloud"}, "memory"},
 		{"frames and seconds", Request{Frames: 22, Seconds: 1}, "not both"},
 		{"preset", Request{Preset: "ultra"}, "preset"},
+		{"invalid UTF-8", Request{Prompt: "a fox\xff in snow"}, "prompt is not valid UTF-8 (first invalid byte at offset 5)"},
 	}
 	for _, c := range cases {
 		_, err := resolve(c.r, released, nil)
