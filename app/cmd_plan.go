@@ -4,10 +4,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
+	"sort"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 
+	"h3studio/engine"
 	"h3studio/engine/denoise"
 	"h3studio/engine/layout"
 	"h3studio/engine/plan"
@@ -17,13 +20,28 @@ func init() {
 	register(&command{name: "plan", summary: "predict rows, work and memory of a request (no weights needed)", run: runPlan})
 }
 
-// presets are the README's speed presets (h3.c's tutorial table).
-var presets = map[string]denoise.Controls{
-	"reference":  {Steps: 50},
-	"default":    {Steps: 20},
-	"fast":       {Steps: 20, Layers: 45, Reuse: 2},
-	"core-reuse": {Steps: 20, Layers: 45, CoreReuse: 4},
-	"aggressive": {Steps: 20, Layers: 40, Reuse: 3},
+// planPreset is the speed controls of one of the engine's quality presets
+// (engine.Presets, the ones `generate --preset` and the studio offer), so
+// that a plan describes what the same preset runs.
+func planPreset(name string) (denoise.Controls, bool) {
+	ps, ok := engine.Presets[engine.Preset(name)]
+	if !ok {
+		return denoise.Controls{}, false
+	}
+	return denoise.Controls{
+		Steps: ps.Steps, Reuse: ps.Reuse, CoreReuse: ps.CoreReuse,
+		Layers: int(math.Ceil(ps.LayersFraction * engine.MaxLayers)),
+	}, true
+}
+
+// presetNames lists the engine's presets in a stable order.
+func presetNames() string {
+	names := make([]string, 0, len(engine.Presets))
+	for p := range engine.Presets {
+		names = append(names, string(p))
+	}
+	sort.Strings(names)
+	return strings.Join(names, ", ")
 }
 
 func runPlan(args []string, stdout, stderr io.Writer) int {
@@ -31,7 +49,7 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	canvas := fs.String("canvas", "864x480", "output (or render) canvas `WxH`, multiples of 32")
 	frames := fs.Int("frames", plan.DefaultFrames, "frames (rounded up to 17n+5)")
-	preset := fs.String("preset", "default", "speed preset: reference, default, fast, core-reuse, aggressive")
+	preset := fs.String("preset", "default", "speed preset, as generate --preset: "+presetNames())
 	steps := fs.Int("steps", 0, "denoising passes (overrides the preset)")
 	layers := fs.Int("layers", 0, "active DiT blocks, 35..50 (overrides the preset)")
 	reuse := fs.Int("reuse", 0, "velocity reuse interval 1..3 (overrides the preset)")
@@ -60,9 +78,14 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "h3studio plan:", err)
 		return 2
 	}
-	ctl, ok := presets[*preset]
+	ctl, ok := planPreset(*preset)
 	if !ok {
-		fmt.Fprintf(stderr, "h3studio plan: unknown preset %q\n", *preset)
+		fmt.Fprintf(stderr, "h3studio plan: unknown preset %q (allowed: %s)\n", *preset, presetNames())
+		return 2
+	}
+	// 0 would silently mean the default to plan.Query.
+	if *frames < 1 || *textRows < 1 {
+		fmt.Fprintf(stderr, "h3studio plan: -frames and -text-rows must be positive (have %d, %d)\n", *frames, *textRows)
 		return 2
 	}
 	for _, o := range []struct {

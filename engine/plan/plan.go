@@ -17,6 +17,7 @@ import (
 
 	"h3studio/engine/denoise"
 	"h3studio/engine/layout"
+	"h3studio/engine/prompt"
 )
 
 // Query is what an estimate is computed for. Zero values mean defaults.
@@ -38,6 +39,9 @@ const (
 	DefaultWidth, DefaultHeight = 864, 480
 	DefaultFrames               = 56
 	DefaultTextRows             = 128
+	// MaxTextRows is the longest presentation the released text encoder
+	// takes (prompt.DefaultMaxTokens, its max_position_embeddings).
+	MaxTextRows = prompt.DefaultMaxTokens
 )
 
 // Normalize fills the defaults and checks the query.
@@ -58,12 +62,15 @@ func (q Query) Normalize() (Query, error) {
 	if f > layout.MaxFrames {
 		return q, fmt.Errorf("plan: %d frames align to %d, beyond the released %d", q.Frames, f, layout.MaxFrames)
 	}
+	if f < layout.MinGenerateFrames {
+		return q, fmt.Errorf("plan: %d frames align to %d, below the %d frames of the shortest generation (one video VAE decoder chunk)", q.Frames, f, layout.MinGenerateFrames)
+	}
 	q.Frames = f
 	if q.TextRows == 0 {
 		q.TextRows = DefaultTextRows
 	}
-	if q.TextRows < 1 {
-		return q, fmt.Errorf("plan: text rows %d: must be positive", q.TextRows)
+	if q.TextRows < 1 || q.TextRows > MaxTextRows {
+		return q, fmt.Errorf("plan: text rows %d: must be in 1..%d (the text encoder's max_position_embeddings)", q.TextRows, MaxTextRows)
 	}
 	if q.Keyframes < 0 || q.Keyframes > 2 {
 		return q, fmt.Errorf("plan: %d keyframes: fl2va takes a first and/or a last frame", q.Keyframes)

@@ -71,10 +71,14 @@ func TestQueryErrors(t *testing.T) {
 	for _, q := range []Query{
 		{Canvas: layout.Canvas{Width: 500, Height: 512}},
 		{Frames: 400},
+		{Frames: 5}, // aligns to 5: below the 22 frames of one decoder chunk
+		{TextRows: MaxTextRows + 1},
+		{TextRows: -1},
 		{Keyframes: 3},
 		{Controls: denoise.Controls{Reuse: 2, CoreReuse: 2}},
 	} {
-		if _, err := Run(q); err == nil {
+		// The DiT alone: Normalize must refuse these, not a later estimator.
+		if _, err := Run(q, "dit"); err == nil {
 			t.Errorf("%+v accepted", q)
 		}
 	}
