@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -43,7 +42,9 @@ func runFixture(args []string, stdout, stderr io.Writer) int {
 	defer b.Close()
 	res, err := fixture.Execute(*dir, *in, *out, b)
 	if res != nil {
-		fmt.Fprintf(stdout, "%s: wrote %d tensors to %s\n", res.Family, len(res.Written), *out)
+		if res.Saved {
+			fmt.Fprintf(stdout, "%s: wrote %d tensors to %s\n", res.Family, len(res.Written), *out)
+		}
 		names := make([]string, 0, len(res.Missing))
 		for n := range res.Missing {
 			names = append(names, n)
@@ -55,9 +56,6 @@ func runFixture(args []string, stdout, stderr io.Writer) int {
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "h3studio fixture: %v\n", err)
-		if errors.Is(err, fixture.ErrIncomplete) {
-			return 1
-		}
 		return 1
 	}
 	return 0
