@@ -314,7 +314,36 @@ func ReadVideoVAEConfig(dir string, layout Layout) (*VideoVAEConfig, error) {
 	if err := videoSourceFrom(s, c); err != nil {
 		return nil, err
 	}
+	if err := checkVideoGeometry(c); err != nil {
+		return nil, err
+	}
 	return c, nil
+}
+
+// checkVideoGeometry checks the chunking and tiling values against the
+// compression factors, as the video VAE's loader does (engine/videovae
+// Config.Validate): token_drop at most one clip's latents (its decode
+// windows would read past the latents), the tile size a multiple of the
+// spatial compression and the overlap a smaller one.
+func checkVideoGeometry(c *VideoVAEConfig) error {
+	drop, tile, overlap := "vae_token_drop", "vae_tile_size", "vae_tile_overlap_min"
+	if c.Layout != Original {
+		drop = "token_drop"
+	}
+	if c.TemporalCompression > 0 {
+		if chunk := (c.ClipLength + c.TemporalCompression - 1) / c.TemporalCompression; c.TokenDrop > chunk {
+			return &ConfigError{Path: c.Path, Field: drop, Rule: fmt.Sprintf("%d exceeds the %d latents of one %d-frame clip (temporal compression %d)", c.TokenDrop, chunk, c.ClipLength, c.TemporalCompression)}
+		}
+	}
+	if r := c.SpatialCompression; c.TileSize != 0 && r > 0 {
+		if c.TileSize%r != 0 {
+			return &ConfigError{Path: c.Path, Field: tile, Rule: fmt.Sprintf("%d is not a multiple of the spatial compression %d", c.TileSize, r)}
+		}
+		if c.TileOverlapMin%r != 0 || c.TileOverlapMin >= c.TileSize {
+			return &ConfigError{Path: c.Path, Field: overlap, Rule: fmt.Sprintf("%d must be a multiple of the spatial compression %d smaller than the tile size %d", c.TileOverlapMin, r, c.TileSize)}
+		}
+	}
+	return nil
 }
 
 // videoWrapperFrom reads the original wrapper config (MiniMaxH3VideoVAE).
@@ -394,6 +423,9 @@ func videoVAEDiffusersFrom(o *object, dir string) (*VideoVAEConfig, error) {
 	c.TokenDrop = o.optInt("token_drop", 0, 1<<16, 3)
 	checkStd(o, c.LatentsStd)
 	if err := o.Err(); err != nil {
+		return nil, err
+	}
+	if err := checkVideoGeometry(c); err != nil {
 		return nil, err
 	}
 	return c, nil

@@ -147,6 +147,7 @@ func TestConfigRules(t *testing.T) {
 		{"vae_diffusers", set("latents_std", make([]float64, 24)), "latents_std", "must be positive"},
 		{"vae_diffusers", set("spatial_downsample_factors", []any{2, -2}), "spatial_downsample_factors", "entry 1 must be an integer ≥ 1"},
 		{"vae_diffusers", set("_class_name", "AutoencoderKL"), "_class_name", "AutoencoderKLMiniMaxH3"},
+		{"vae_diffusers", set("token_drop", 99), "token_drop", "exceeds the 5 latents of one 17-frame clip"},
 		{"audio_original", set("output_channel", 1), "output_channel", "stereo"},
 		{"audio_original", set("source_metadata_path", ".."), "source_metadata_path", "must name a file"},
 		{"audio_original", del("sample_rate"), "sample_rate", "is missing"},
@@ -269,5 +270,39 @@ func TestLatentStats(t *testing.T) {
 	editJSON(t, root+"/FL2VA/video_vae/config.json", "latents_std", std)
 	if r, err := Inspect(root); err != nil || r.OK() || !strings.Contains(r.Problems[0].Error, "entry 5") {
 		t.Errorf("std 1e39: %v %+v", err, r.Problems)
+	}
+}
+
+// TestVideoGeometryRules: the original layout's chunking and tiling values
+// are checked against the source config's compression factors (the video
+// VAE's loader refuses them; info must report them as corrupt, not pass).
+func TestVideoGeometryRules(t *testing.T) {
+	src, err := os.ReadFile("testdata/original/video_vae/source/config.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		key   string
+		value any
+		field string
+		rule  string
+	}{
+		{"vae_token_drop", 99, "vae_token_drop", "exceeds the 5 latents of one 17-frame clip"},
+		{"vae_tile_size", 250, "vae_tile_size", "not a multiple of the spatial compression 4"},
+		{"vae_tile_overlap_min", 256, "vae_tile_overlap_min", "smaller than the tile size 256"},
+	} {
+		dir := t.TempDir()
+		m := load(t, "video_wrapper")
+		m[c.key] = c.value
+		if err := os.MkdirAll(dir+"/source", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(dir+"/config.json", mustJSON(m), 0o644)
+		os.WriteFile(dir+"/source/config.json", src, 0o644)
+		_, err := ReadVideoVAEConfig(dir, Original)
+		var ce *ConfigError
+		if !errors.As(err, &ce) || ce.Field != c.field || !strings.Contains(ce.Rule, c.rule) {
+			t.Errorf("%s = %v: got %v, want field %q and rule %q", c.key, c.value, err, c.field, c.rule)
+		}
 	}
 }

@@ -420,6 +420,12 @@ func (c *Config) Validate() error {
 			return bad("temporal_downsample_factors[%d] = %d must be positive", i, t)
 		}
 	}
+	// _decode reads windows of ⌈clip/ratio⌉ + ((−drop) mod ⌈clip/ratio⌉)
+	// latents every ⌈clip/ratio⌉; they stay inside the (padded) latents only
+	// when token_drop is at most one clip's latents.
+	if chunk := (c.ClipLength + c.TemporalRatio() - 1) / c.TemporalRatio(); c.TokenDrop > chunk {
+		return bad("token_drop %d exceeds the %d latents of one %d-frame clip (temporal ratio %d)", c.TokenDrop, chunk, c.ClipLength, c.TemporalRatio())
+	}
 	rot := c.RotaryDim()
 	if rot < 0 || rot > c.DecoderHeadDim || rot%6 != 0 {
 		return bad("rotary width %d (head dim %d × rope_dim_ratio %g) must be a multiple of 6 (3 axes × cos/sin halves) within the head", rot, c.DecoderHeadDim, c.RopeDimRatio)

@@ -77,6 +77,8 @@ func TestReadConfigRejects(t *testing.T) {
 		rule string
 	}{
 		{"no clip length", func(w, s map[string]any) { delete(w, "vae_clip_length") }, `missing required key "vae_clip_length"`},
+		{"token drop beyond a clip", func(w, s map[string]any) { w["vae_token_drop"] = 99 }, "token_drop 99 exceeds the 5 latents of one 17-frame clip"},
+		{"token drop beyond a short clip", func(w, s map[string]any) { w["vae_clip_length"] = 4; w["vae_token_drop"] = 2 }, "token_drop 2 exceeds the 1 latents of one 4-frame clip"},
 		{"short mean", func(w, s map[string]any) { w["latents_mean"] = []float64{1, 2} }, "latents_mean has 2 and latents_std 24 values for 24 latent channels"},
 		{"zero std", func(w, s map[string]any) { w["latents_std"].([]any)[3] = 0.0 }, "latents_std[3] = 0 must be positive"},
 		{"ratio", func(w, s map[string]any) { s["vae_ratio"] = 16 }, "vae_ratio 16 differs from the product of space_down"},

@@ -35,3 +35,27 @@ func TestTemporalGeometry(t *testing.T) {
 		}
 	}
 }
+
+// TestDecodeWindowsStayInside: for every clip geometry Validate accepts
+// (token_drop at most one clip's latents), every window PlanDecode plans
+// reads latents inside the padded input. A token_drop of 99 used to send
+// the decoder past the end (a panic in Volume.Frames).
+func TestDecodeWindowsStayInside(t *testing.T) {
+	for ratio := 1; ratio <= 8; ratio++ {
+		for clip := 1; clip <= 40; clip++ {
+			chunk := (clip + ratio - 1) / ratio
+			for drop := 0; drop <= chunk; drop++ {
+				g := NewTemporal(ratio, clip, drop)
+				for T := 1; T <= 40; T++ {
+					p, err := g.PlanDecode(T)
+					if err != nil {
+						continue
+					}
+					if last := (p.Windows-1)*g.TokensChunk + p.WindowLatents; last > T+p.PadTokens {
+						t.Fatalf("ratio %d clip %d drop %d T %d: window reads latents up to %d of %d", ratio, clip, drop, T, last, T+p.PadTokens)
+					}
+				}
+			}
+		}
+	}
+}
