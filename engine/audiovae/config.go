@@ -162,6 +162,9 @@ func ParseConfig(path string, raw []byte, metaPath string, meta []byte) (*Config
 		if err := parseMetadata(metaPath, meta, c); err != nil {
 			return nil, err
 		}
+		if d.SR2 != nil && *d.SR2 != c.SampleRate {
+			return nil, fmt.Errorf("audiovae: %s: sample_rate %d differs from %s's sample_rate %d", path, *d.SR2, metaPath, c.SampleRate)
+		}
 	default:
 		return nil, fmt.Errorf("audiovae: %s: _class_name %q is neither MiniMaxH3AudioVAE (original layout) nor AutoencoderKLMiniMaxH3Audio (diffusers)", path, d.Class)
 	}

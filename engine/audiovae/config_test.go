@@ -52,6 +52,7 @@ func TestParseConfigRejects(t *testing.T) {
 		{"rates", raw, kw(func(k map[string]any) { k["decoder_rates"] = []int{5, 5} }), "decoder_rates [5 5] upsample by 25, the encoder hop is 10"},
 		{"type", raw, kw(func(k map[string]any) { k["decoder_type"] = "vocos" }), `decoder_type "vocos"`},
 		{"no dim", raw, kw(func(k map[string]any) { delete(k, "latent_dim") }), `lacks "latent_dim"`},
+		{"sample rates", edit(raw, func(m map[string]any) { m["sample_rate"] = 0 }), meta, "sample_rate 0 differs from metadata.json's sample_rate 32000"},
 		{"std", edit(raw, func(m map[string]any) { m["latents_std"] = []float64{1} }), meta, "latents_mean has 32 and latents_std 1 values"},
 		{"kernel", edit(draw, func(m map[string]any) { m["decoder_kernel_sizes"] = []int{8, 4} }), nil, "kernel 8 and rate 5"},
 		{"heads", edit(draw, func(m map[string]any) { m["num_attention_heads"] = 7 }), nil, "latent_dim 512 is not divisible by 7 heads"},
