@@ -59,13 +59,16 @@ func (w *Binder) Has(name string) bool {
 func (w *Binder) Info(name string) (TensorInfo, bool) { return w.src.Info(w.prefix + name) }
 
 // Tensor binds the tensor in its stored dtype. shape, when given, must match.
-// A missing or mis-shaped tensor is recorded and nil is returned.
+// A missing or mis-shaped tensor is recorded and nil is returned, and so is
+// one stored in an integer or boolean dtype: model weights are floating
+// point (bind an integer tensor with TensorAs and an integer dtype).
 func (w *Binder) Tensor(name string, shape ...int) *compute.Tensor {
 	return w.bind(name, compute.Invalid, shape)
 }
 
 // TensorAs binds the tensor converted to dt (a zero-copy view when the stored
-// dtype is dt). shape, when given, must match.
+// dtype is dt). shape, when given, must match; a floating-point dt needs a
+// floating-point stored dtype (an I32 tensor is not converted by value).
 func (w *Binder) TensorAs(name string, dt compute.DType, shape ...int) *compute.Tensor {
 	return w.bind(name, dt, shape)
 }
@@ -78,7 +81,7 @@ func (w *Binder) Float32s(name string, shape ...int) []float32 {
 		w.fail("%s: missing tensor %s", w.component, full)
 		return nil
 	}
-	if !w.checkShape(full, info, shape) {
+	if !w.checkShape(full, info, shape) || !w.checkFloat(full, info, compute.F32) {
 		return nil
 	}
 	w.st.used[full] = true
@@ -90,6 +93,17 @@ func (w *Binder) Float32s(name string, shape ...int) []float32 {
 		return make([]float32, info.Shape.NumElements())
 	}
 	return compute.DecodeFloat32(info.DType, data)
+}
+
+// checkFloat records a tensor stored in a non-float dtype that is to be
+// read as the float dtype want (compute.Invalid: the stored dtype, as model
+// weights, so a float one).
+func (w *Binder) checkFloat(full string, info TensorInfo, want compute.DType) bool {
+	if (want == compute.Invalid || want.IsFloat()) && !info.DType.IsFloat() {
+		w.fail("%s: %s: stored as %s, not a floating-point dtype", w.component, full, info.DType)
+		return false
+	}
+	return true
 }
 
 func (w *Binder) checkShape(full string, info TensorInfo, shape []int) bool {
@@ -117,7 +131,7 @@ func (w *Binder) bind(name string, dt compute.DType, shape []int) *compute.Tenso
 		w.fail("%s: missing tensor %s", w.component, full)
 		return nil
 	}
-	if !w.checkShape(full, info, shape) {
+	if !w.checkShape(full, info, shape) || !w.checkFloat(full, info, dt) {
 		return nil
 	}
 	if w.st.used[full] {

@@ -71,3 +71,37 @@ func TestBinderAccounting(t *testing.T) {
 		t.Errorf("all skipped: %v", err)
 	}
 }
+
+// TestBinderRefusesIntegerWeights: a weight stored as I32 (same byte size
+// as F32, so the header is consistent) is refused by name, not converted by
+// value or bound as integers; an integer tensor asked for as an integer
+// dtype still binds.
+func TestBinderRefusesIntegerWeights(t *testing.T) {
+	dir := t.TempDir()
+	mustWrite(t, filepath.Join(dir, "m.safetensors"),
+		Entry{Name: "w", DType: compute.I32, Shape: compute.Shape{2}, Data: []byte{1, 0, 0, 0, 2, 0, 0, 0}},
+		Entry{Name: "ids", DType: compute.I64, Shape: compute.Shape{1}, Data: []byte{7, 0, 0, 0, 0, 0, 0, 0}})
+	ck, err := OpenDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ck.Close()
+	for name, bind := range map[string]func(b *Binder) bool{
+		"Tensor":     func(b *Binder) bool { return b.Tensor("w", 2) != nil },
+		"TensorAs":   func(b *Binder) bool { return b.TensorAs("w", compute.F32, 2) != nil },
+		"Float32s":   func(b *Binder) bool { return b.Float32s("w", 2) != nil },
+		"TensorBF16": func(b *Binder) bool { return b.TensorAs("w", compute.BF16) != nil },
+	} {
+		b := NewBinder("vae", ck, cpu.New(cpu.Options{}))
+		if bind(b) {
+			t.Errorf("%s bound an I32 weight", name)
+		}
+		if err := b.Err(); err == nil || !strings.Contains(err.Error(), "vae: w: stored as I32, not a floating-point dtype") {
+			t.Errorf("%s: error %v", name, err)
+		}
+	}
+	b := NewBinder("vae", ck, cpu.New(cpu.Options{}))
+	if b.TensorAs("ids", compute.I64, 1) == nil || b.Err() != nil {
+		t.Errorf("an I64 tensor bound as I64: %v", b.Err())
+	}
+}
