@@ -186,6 +186,13 @@ func (m *Model) Decode(ctx context.Context, l *Latents, o *DecodeOptions) (out *
 		if len(v) != out.Samples {
 			return nil, fmt.Errorf("audiovae: internal error: decoded %d samples, want %d", len(v), out.Samples)
 		}
+		// Finite latents can still decode to NaN (a corrupt weight): say so
+		// rather than hand on a silent or noisy sound track.
+		for i, x := range v {
+			if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+				return nil, fmt.Errorf("audiovae: the decoder produced a non-finite sample %v at channel %d, sample %d (check the audio VAE's weights)", x, ch, i)
+			}
+		}
 		out.Data = append(out.Data, v...)
 	}
 	return out, nil

@@ -1,10 +1,13 @@
 package audiovae
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"math"
 	"math/rand/v2"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -187,5 +190,49 @@ func BenchmarkDecodeTiny22Frames(b *testing.B) {
 		if _, err := m.Decode(context.Background(), z, nil); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestDecodeRefusesNonFiniteOutput: finite latents through a decoder with a
+// NaN weight give an error naming the channel and sample, not a waveform of
+// NaNs (which the output clamp would pass on).
+func TestDecodeRefusesNonFiniteOutput(t *testing.T) {
+	dir := t.TempDir()
+	if err := WriteTestModel(dir, TinyConfig(), 1); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "model.safetensors")
+	f, err := safetensors.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var entries []safetensors.Entry
+	for _, n := range f.Names() {
+		info, _ := f.Info(n)
+		data, err := f.Data(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data = bytes.Clone(data)
+		if n == "dec_in_proj.bias" {
+			for i := 0; i+4 <= len(data); i += 4 {
+				binary.LittleEndian.PutUint32(data[i:], math.Float32bits(float32(math.NaN())))
+			}
+		}
+		entries = append(entries, safetensors.Entry{Name: n, DType: info.DType, Shape: info.Shape, Data: data})
+	}
+	meta := f.Header.Metadata
+	f.Close()
+	if err := safetensors.Write(path, entries, meta); err != nil {
+		t.Fatal(err)
+	}
+	m, err := Open(cpu.New(cpu.Options{}), &snapshot.Component{Kind: snapshot.AudioVAE, Layout: snapshot.Original, Dir: dir, ConfigDir: dir}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	_, err = m.Decode(context.Background(), randomLatents(2, 32, 3, 1), nil)
+	if err == nil || !strings.Contains(err.Error(), "the decoder produced a non-finite sample NaN at channel 0, sample 0") {
+		t.Errorf("err = %v, want the non-finite sample named", err)
 	}
 }

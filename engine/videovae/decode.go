@@ -144,6 +144,15 @@ func (m *Model) DecodeStream(ctx context.Context, z *Volume, o *DecodeOptions, e
 	out := func(v *Volume) error {
 		for t := 0; t < v.T && emitted < plan.Frames; t++ {
 			f := Frame{Index: emitted, C: v.C, H: v.H, W: v.W, Data: v.Frame(t)}
+			// Finite latents can still decode to NaN (a corrupt weight):
+			// refuse the frame rather than emit garbage pixels.
+			for i, x := range f.Data {
+				if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+					hw := f.H * f.W
+					return fmt.Errorf("videovae: the decoder produced a non-finite value %v in frame %d at channel %d, row %d, column %d (check the video VAE's weights)",
+						x, f.Index, i/hw, i%hw/f.W, i%f.W)
+				}
+			}
 			if err := emit(f); err != nil {
 				return err
 			}

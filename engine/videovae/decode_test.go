@@ -1,14 +1,19 @@
 package videovae
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"math"
 	"math/rand/v2"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"h3studio/engine/compute/cpu"
+	"h3studio/engine/safetensors"
+	"h3studio/engine/snapshot"
 )
 
 func randomVolume(c, t, h, w int, seed uint64) *Volume {
@@ -127,5 +132,58 @@ func TestDecodeRejectsBadInput(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.rule) {
 			t.Errorf("%s: error %v, want one containing %q", c.name, err, c.rule)
 		}
+	}
+}
+
+// poisonTensor rewrites the safetensors file path with every value of the
+// F32 tensor name set to NaN (a corrupt weight behind a valid header).
+func poisonTensor(t *testing.T, path, name string) {
+	t.Helper()
+	f, err := safetensors.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var entries []safetensors.Entry
+	for _, n := range f.Names() {
+		info, _ := f.Info(n)
+		data, err := f.Data(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data = bytes.Clone(data)
+		if n == name {
+			for i := 0; i+4 <= len(data); i += 4 {
+				binary.LittleEndian.PutUint32(data[i:], math.Float32bits(float32(math.NaN())))
+			}
+		}
+		entries = append(entries, safetensors.Entry{Name: n, DType: info.DType, Shape: info.Shape, Data: data})
+	}
+	meta := f.Header.Metadata
+	f.Close()
+	if err := safetensors.Write(path, entries, meta); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestDecodeRefusesNonFiniteOutput: finite latents through a decoder with a
+// NaN weight give an error naming the frame, not frames of garbage pixels.
+func TestDecodeRefusesNonFiniteOutput(t *testing.T) {
+	dir := t.TempDir()
+	if err := WriteTestModel(dir, TinyConfig(), 1); err != nil {
+		t.Fatal(err)
+	}
+	poisonTensor(t, filepath.Join(dir, "source", "model.safetensors"), "decoder.proj_out.bias")
+	m, err := Open(cpu.New(cpu.Options{}), &snapshot.Component{Kind: snapshot.VideoVAE, Layout: snapshot.Original, Dir: dir + "/source", ConfigDir: dir}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	frames := 0
+	_, err = m.DecodeStream(context.Background(), randomVolume(24, 7, 2, 2, 1), nil, func(Frame) error { frames++; return nil })
+	if err == nil || !strings.Contains(err.Error(), "the decoder produced a non-finite value NaN in frame 0") {
+		t.Errorf("err = %v, want the non-finite frame 0 named", err)
+	}
+	if frames != 0 {
+		t.Errorf("%d frames delivered before the error", frames)
 	}
 }
