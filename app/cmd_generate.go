@@ -108,6 +108,18 @@ func parseGenerateArgs(args []string) (generateArgs, error) {
 			*dst = n
 			return nil
 		}
+		// rangedFlag is intFlag for the flags whose zero value the engine
+		// reads as "not given" (defaults and presets): an explicit 0 is
+		// refused here, naming the rule, as h3.c refuses it.
+		rangedFlag := func(dst *int, rule string) error {
+			if err := intFlag(dst); err != nil {
+				return err
+			}
+			if *dst == 0 {
+				return fmt.Errorf("invalid request: %s 0 %s", name, rule)
+			}
+			return nil
+		}
 		strFlag := func(dst *string) error {
 			v, err := next()
 			*dst = v
@@ -124,15 +136,15 @@ func parseGenerateArgs(args []string) (generateArgs, error) {
 		case "o", "output":
 			err = strFlag(&a.output)
 		case "width":
-			err = intFlag(&r.Width)
+			err = rangedFlag(&r.Width, "must be a multiple of 32 and at least 32")
 		case "height":
-			err = intFlag(&r.Height)
+			err = rangedFlag(&r.Height, "must be a multiple of 32 and at least 32")
 		case "render-width":
 			err = intFlag(&r.RenderWidth)
 		case "render-height":
 			err = intFlag(&r.RenderHeight)
 		case "frames":
-			err = intFlag(&r.Frames)
+			err = rangedFlag(&r.Frames, fmt.Sprintf("aligns up to %d frames, outside %d..%d", engine.AlignFrames(0), engine.MinFrames, engine.MaxFrames))
 		case "seconds":
 			var v string
 			if v, err = next(); err == nil {
@@ -143,17 +155,17 @@ func parseGenerateArgs(args []string) (generateArgs, error) {
 				r.Seconds = s
 			}
 		case "steps":
-			err = intFlag(&r.Steps)
+			err = rangedFlag(&r.Steps, fmt.Sprintf("is outside %d..%d", engine.MinSteps, engine.MaxSteps))
 		case "preset":
 			var v string
 			v, err = next()
 			r.Preset = engine.Preset(v)
 		case "reuse":
-			err = intFlag(&r.Reuse)
+			err = rangedFlag(&r.Reuse, fmt.Sprintf("is outside 1..%d", engine.MaxReuse))
 		case "layers":
-			err = intFlag(&r.Layers)
+			err = rangedFlag(&r.Layers, fmt.Sprintf("is outside %d..%d", engine.MinLayers, engine.MaxLayers))
 		case "core-reuse":
-			err = intFlag(&r.CoreReuse)
+			err = rangedFlag(&r.CoreReuse, fmt.Sprintf("is outside 1..%d", engine.MaxCoreReuse))
 		case "token-reduction":
 			r.TokenReduction = true
 		case "seed":

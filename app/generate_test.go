@@ -51,6 +51,19 @@ func TestParseGenerateArgsErrors(t *testing.T) {
 			t.Errorf("%v: accepted", args)
 		}
 	}
+	// The engine reads a zero as "not given"; on the command line an
+	// explicit 0 is out of range and refused with the rule (h3.c does too).
+	for flag, rule := range map[string]string{
+		"--steps": "steps 0 is outside 2..1000", "--reuse": "reuse 0 is outside 1..3",
+		"--core-reuse": "core-reuse 0 is outside 1..6", "--layers": "layers 0 is outside 35..50",
+		"--frames": "frames 0 aligns up to 5 frames, outside 22..362", "--width": "width 0 must be a multiple of 32",
+		"--height": "height 0 must be a multiple of 32",
+	} {
+		_, err := parseGenerateArgs([]string{"-d", "m", flag, "0"})
+		if err == nil || !strings.Contains(err.Error(), rule) {
+			t.Errorf("%s 0: got %v, want an error naming %q", flag, err, rule)
+		}
+	}
 	a, err := parseGenerateArgs(nil)
 	if err != nil || a.output != "outputs/h3.mp4" {
 		t.Errorf("default output %q, %v", a.output, err)
