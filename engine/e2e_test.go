@@ -549,6 +549,42 @@ func TestFailuresLeaveNothing(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "model-00001-of-00004.safetensors") || sink.aborts != 1 || sink.begins != 0 {
 		t.Errorf("damaged transformer: %v (sink %d aborts, %d begins)", err, sink.aborts, sink.begins)
 	}
+	// A transformer config.json that does not describe its checkpoint (a
+	// corrupt num_layers or latents_dim): Plan predicts from the config, so
+	// it must be refused from the headers, naming the rule, not planned
+	// until memory runs out.
+	for _, c := range []struct{ key, want string }{
+		{"num_layers", "num_layers 100000000"},
+		{"latents_dim", "final_layer.video_out.weight: want shape [400000000 96]"},
+	} {
+		bad := filepath.Join(t.TempDir(), "model")
+		if err := demo.Write(bad); err != nil {
+			t.Fatal(err)
+		}
+		cfgPath := filepath.Join(bad, "FL2VA", "transformer", "config.json")
+		var cfg map[string]any
+		b, _ := os.ReadFile(cfgPath)
+		if err := json.Unmarshal(b, &cfg); err != nil {
+			t.Fatal(err)
+		}
+		cfg[c.key] = 100_000_000
+		b, _ = json.Marshal(cfg)
+		os.WriteFile(cfgPath, b, 0o644)
+		bs, err := engine.Open(engine.Options{ModelDir: bad, Backend: cpu.New(cpu.Options{})})
+		if err != nil {
+			t.Fatalf("%s: Open reads configs only, yet: %v", c.key, err)
+		}
+		p, err := bs.Plan(base("x", 1))
+		if err != nil || p.PeakBytes != 0 || !strings.Contains(strings.Join(p.Notes, "\n"), c.want) {
+			t.Errorf("%s: Plan: %v, peak %d, notes %q: want no prediction and a note naming %q", c.key, err, p.PeakBytes, p.Notes, c.want)
+		}
+		sink := &recSink{}
+		_, err = bs.Generate(context.Background(), base("x", 1), sink, nil)
+		if err == nil || !strings.Contains(err.Error(), c.want) || sink.aborts != 1 || sink.begins != 0 {
+			t.Errorf("%s: Generate: %v (sink %d aborts, %d begins), want an error naming %q", c.key, err, sink.aborts, sink.begins, c.want)
+		}
+		bs.Close()
+	}
 }
 
 // TestPlanOnDemo checks what Plan predicts without loading anything: rows,

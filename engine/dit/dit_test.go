@@ -471,6 +471,29 @@ func TestStrictBinding(t *testing.T) {
 	}
 }
 
+// TestCorruptDepthRefused checks that a config whose depth the checkpoint
+// cannot hold (a corrupt num_layers of 100,000,000) is refused by name
+// before the inventory of that depth is listed, which would exhaust memory.
+func TestCorruptDepthRefused(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		edit func(*dit.Config)
+		want string
+	}{
+		{"num_layers", func(c *dit.Config) { c.NumLayers = 100_000_000 }, "num_layers 100000000"},
+		{"refiner", func(c *dit.Config) { c.RefinerLayers = 100_000_000 }, "token_refiner_num_layers 100000000"},
+	} {
+		src := dit.PlanningSource(dit.Released(), dit.OriginalLayout)
+		cfg := dit.Released()
+		c.edit(&cfg)
+		b := cpu.New(cpu.Options{})
+		_, err := dit.Open(b, safetensors.NewBinder("dit", src, b), cfg, dit.Options{})
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "the checkpoint holds 535") {
+			t.Errorf("%s: got %v, want a refusal naming %q and the checkpoint's 535 tensors", c.name, err, c.want)
+		}
+	}
+}
+
 type editedSource struct {
 	safetensors.Source
 	drop, reshape, extra string

@@ -140,6 +140,9 @@ func Open(b compute.Backend, w *safetensors.Binder, cfg Config, opts Options) (m
 	default:
 		return nil, errors.New("dit: the checkpoint has neither condition_proj.weight (original layout) nor context_embedder.weight (diffusers layout)")
 	}
+	if err := checkDepth(w, n, cfg); err != nil {
+		return nil, err
+	}
 	for _, s := range n.inventory(cfg) {
 		info, ok := w.Info(s.name)
 		switch {
@@ -173,6 +176,28 @@ func Open(b compute.Backend, w *safetensors.Binder, cfg Config, opts Options) (m
 	}
 	m.blocks = make([]*Block, cfg.NumLayers)
 	return m, nil
+}
+
+// checkDepth refuses a configuration whose depth (num_layers,
+// token_refiner_num_layers) needs far more tensors than the whole source
+// holds, before the inventory of that depth is built: a corrupt config.json
+// with num_layers 100000000 would otherwise exhaust memory listing (and
+// reporting as missing) a billion tensors. Smaller disagreements (a missing
+// tensor, a block too many) are left to the strict accounting, which names
+// every tensor.
+func checkDepth(w *safetensors.Binder, n names, cfg Config) error {
+	count := func(layers, refiners int) int64 {
+		c := cfg
+		c.NumLayers, c.RefinerLayers = layers, refiners
+		return int64(len(n.inventory(c)))
+	}
+	base := count(0, 0)
+	need := base + int64(cfg.NumLayers)*(count(1, 0)-base) + int64(cfg.RefinerLayers)*(count(0, 1)-base)
+	if have := int64(len(w.Source().Names())); need > 2*have+1024 {
+		return fmt.Errorf("dit: config num_layers %d and token_refiner_num_layers %d need %d tensors (%s), the checkpoint holds %d: the config does not describe this checkpoint",
+			cfg.NumLayers, cfg.RefinerLayers, need, n.l, have)
+	}
+	return nil
 }
 
 // sameFreqs compares frequency buffers to 1 ulp (a data-less planning
