@@ -23,6 +23,7 @@ type binderState struct {
 	mapped map[*byte]bool // shards registered with a compute.HostMapper
 	used   map[string]bool
 	errs   []string
+	more   int   // errors beyond the first maxErrors, counted only
 	copies int64 // bytes converted at load
 }
 
@@ -45,7 +46,16 @@ func (w *Binder) Backend() compute.Backend { return w.b }
 // Source is the underlying tensor source.
 func (w *Binder) Source() Source { return w.src }
 
+// maxErrors is how many errors a Binder keeps (and Err shows); the rest are
+// counted. A corrupt config describing a billion tensors would otherwise
+// exhaust memory recording each as missing.
+const maxErrors = 12
+
 func (w *Binder) fail(format string, args ...any) {
+	if len(w.st.errs) >= maxErrors {
+		w.st.more++
+		return
+	}
 	w.st.errs = append(w.st.errs, fmt.Sprintf(format, args...))
 }
 
@@ -203,8 +213,8 @@ func (w *Binder) Err() error {
 	if len(w.st.errs) == 0 {
 		return nil
 	}
-	if len(w.st.errs) > 12 {
-		return fmt.Errorf("%s\n… and %d more", strings.Join(w.st.errs[:12], "\n"), len(w.st.errs)-12)
+	if w.st.more > 0 {
+		return fmt.Errorf("%s\n… and %d more", strings.Join(w.st.errs, "\n"), w.st.more)
 	}
 	return fmt.Errorf("%s", strings.Join(w.st.errs, "\n"))
 }

@@ -3,6 +3,7 @@ package safetensors
 import (
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -103,5 +104,28 @@ func TestBinderRefusesIntegerWeights(t *testing.T) {
 	b := NewBinder("vae", ck, cpu.New(cpu.Options{}))
 	if b.TensorAs("ids", compute.I64, 1) == nil || b.Err() != nil {
 		t.Errorf("an I64 tensor bound as I64: %v", b.Err())
+	}
+}
+
+// TestBinderKeepsFewErrors: a component asking for a million missing
+// tensors (a corrupt config's depth) keeps the first errors and counts the
+// rest, so its memory stays bounded and the message short.
+func TestBinderKeepsFewErrors(t *testing.T) {
+	dir := t.TempDir()
+	mustWrite(t, filepath.Join(dir, "m.safetensors"), F32("w", compute.F32, compute.Shape{1}, []float32{1}))
+	ck, err := OpenDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ck.Close()
+	b := NewBinder("vae", ck, cpu.New(cpu.Options{}))
+	const n = 1_000_000
+	for i := range n {
+		b.Sub(strconv.Itoa(i) + ".").Tensor("w")
+	}
+	err = b.Finish()
+	if err == nil || len(b.st.errs) != maxErrors || !strings.Contains(err.Error(), "vae: missing tensor 0.w") ||
+		!strings.HasSuffix(err.Error(), "… and "+strconv.Itoa(n-maxErrors+1)+" more") {
+		t.Errorf("kept %d errors; error %.300q…", len(b.st.errs), err)
 	}
 }

@@ -405,6 +405,13 @@ func (c *Config) Validate() error {
 		return bad("decoder layers %d, heads %d, head dim %d", c.DecoderLayers, c.DecoderHeads, c.DecoderHeadDim)
 	case c.ClipLength < 1 || c.TokenDrop < 0:
 		return bad("clip_length %d must be ≥ 1 and token_drop %d ≥ 0", c.ClipLength, c.TokenDrop)
+	// Depths and lengths far beyond any released VAE (2 resnet layers per
+	// level, 4 levels, 36 decoder blocks, 17-frame clips): a corrupt value
+	// would otherwise build a model of a billion layers until memory runs
+	// out.
+	case c.LayersPerBlock > 64 || c.DecoderLayers > 4096 || len(c.BlockOutChannels) > 16 || c.ClipLength > 1<<16:
+		return bad("implausibly large: layers_per_block %d (at most 64), decoder layers %d (at most 4096), %d levels (at most 16), clip_length %d (at most 65536)",
+			c.LayersPerBlock, c.DecoderLayers, len(c.BlockOutChannels), c.ClipLength)
 	}
 	if err := snapshot.CheckLatentStats(c.LatentsMean, c.LatentsStd, c.LatentChannels); err != nil {
 		return bad("%v", err)

@@ -88,6 +88,9 @@ func TestReadConfigRejects(t *testing.T) {
 		{"tile", func(w, s map[string]any) { w["vae_tile_size"] = 250 }, "tile size 250"},
 		{"class", func(w, s map[string]any) { w["_class_name"] = "AutoencoderKL" }, `_class_name "AutoencoderKL" is neither`},
 		{"groups", func(w, s map[string]any) { s["ch"] = 16 }, "is not a positive multiple of norm_num_groups 32"},
+		{"resnet depth", func(w, s map[string]any) { s["num_res_blocks"] = 100_000_000 }, "implausibly large: layers_per_block 100000000"},
+		{"decoder depth", func(w, s map[string]any) { s["vit_decoder_kwargs"].(map[string]any)["num_layers"] = 100_000_000 }, "decoder layers 100000000"},
+		{"clip length", func(w, s map[string]any) { w["vae_clip_length"] = 100_000_000 }, "clip_length 100000000"},
 	} {
 		w, s := clone(wrapper), clone(source)
 		c.edit(w, s)
