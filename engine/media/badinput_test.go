@@ -164,6 +164,23 @@ func TestSinksLeaveNothing(t *testing.T) {
 	if m, _ := filepath.Glob(filepath.Join(dir, ".*")); len(m) != 0 {
 		t.Errorf("temporary files: %v", m)
 	}
+	// A shorter take written over a longer one: the folder holds exactly
+	// the new take (no frame 3 of the old one beside frames 1 and 2); other
+	// files are left alone.
+	os.WriteFile(filepath.Join(frames, "notes.txt"), []byte("mine"), 0o644)
+	os.WriteFile(filepath.Join(frames, "frame-7.png"), []byte("not ours"), 0o644)
+	fs, _ = NewFrameSink(frames)
+	fs.Begin(OutputFormat(32, 32, 2))
+	for i := 0; i < 2; i++ {
+		fs.WriteFrame(testImage(32, 32, i))
+	}
+	if err := fs.Close(); err != nil {
+		t.Fatal(err)
+	}
+	names, _ = filepath.Glob(filepath.Join(frames, "*"))
+	if len(names) != 4 || filepath.Base(names[2]) != "frame-7.png" || filepath.Base(names[3]) != "notes.txt" {
+		t.Errorf("after a shorter take the frames folder holds %v", names)
+	}
 	// A destination inside a file cannot be created; the error names it.
 	if _, err := NewFrameSink(filepath.Join(dir, "take.wav", "x")); err == nil || !strings.Contains(err.Error(), "take.wav") {
 		t.Errorf("frames under a file: %v", err)

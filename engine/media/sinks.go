@@ -8,6 +8,8 @@ import (
 	"image/png"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 )
 
 // Validate checks a generation's output format: positive size, frame rate,
@@ -144,8 +146,9 @@ type frameSink struct {
 // NewFrameSink returns a sink that writes every frame as dir/frame-NNNNN.png
 // (FrameName). The folder is created if missing. Frames are written into a
 // hidden temporary folder and moved into dir by Close; Abort or a failure
-// leaves dir as it was. Audio is ignored (pair it with a WAV sink through
-// MultiSink).
+// leaves dir as it was. Close also removes the frames of an earlier, longer
+// sequence beyond the new last frame, so the folder never mixes two takes.
+// Audio is ignored (pair it with a WAV sink through MultiSink).
 func NewFrameSink(dir string) (Sink, error) {
 	s := &frameSink{dir: dir, state: sinkState{name: "PNG frames " + dir}}
 	s.enc.CompressionLevel = png.BestSpeed
@@ -208,7 +211,31 @@ func (s *frameSink) Close() error {
 		}
 	}
 	os.RemoveAll(s.tmp)
+	s.removeStale()
 	return nil
+}
+
+// removeStale removes the frame files of an earlier sequence numbered past
+// this one's last frame (a 22-frame take written over a 39-frame one would
+// otherwise leave frames 23..39 of the old take beside it). Only names
+// FrameName makes are touched.
+func (s *frameSink) removeStale() {
+	ents, err := os.ReadDir(s.dir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		num, ok1 := strings.CutPrefix(e.Name(), "frame-")
+		num, ok2 := strings.CutSuffix(num, ".png")
+		if !ok1 || !ok2 || e.IsDir() {
+			continue
+		}
+		n, err := strconv.Atoi(num)
+		if err != nil || n <= s.state.frames || FrameName(n-1) != e.Name() {
+			continue
+		}
+		os.Remove(filepath.Join(s.dir, e.Name()))
+	}
 }
 
 func (s *frameSink) Abort() error {
