@@ -253,6 +253,10 @@ func runGenerate(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "h3studio generate: -d MODEL_DIR is required\n\n%s", generateUsage)
 		return 2
 	}
+	if err := checkOutputs(a); err != nil {
+		fmt.Fprintf(stderr, "h3studio generate: %v\n", err)
+		return 2
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	go func() {

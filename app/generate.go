@@ -86,6 +86,39 @@ func generate(ctx context.Context, a generateArgs, stdout, stderr io.Writer) int
 	return 0
 }
 
+// checkOutputs refuses outputs that would overwrite each other: -o x.json
+// (the sidecar is x.json too), --wav a.json beside -o a.mp4, the same path
+// for -o and --wav, or a frames folder at a file output's path. Paths are
+// compared after cleaning and case-folding, as macOS's default file system
+// does not tell x.json from X.JSON.
+func checkOutputs(a generateArgs) error {
+	type out struct{ flag, path string }
+	var outs []out
+	for _, o := range []out{{"-o", a.output}, {"--wav", a.wav}, {"--frames-dir", a.framesDir}} {
+		if o.path != "" {
+			outs = append(outs, o)
+		}
+	}
+	if len(outs) == 0 {
+		return nil
+	}
+	outs = append(outs, out{"the sidecar", sidecarPath(a)})
+	abs := func(p string) string {
+		if q, err := filepath.Abs(p); err == nil {
+			return q
+		}
+		return filepath.Clean(p)
+	}
+	for i := range outs {
+		for j := i + 1; j < len(outs); j++ {
+			if strings.EqualFold(abs(outs[i].path), abs(outs[j].path)) {
+				return fmt.Errorf("invalid request: %s and %s are the same path (%s): one would overwrite the other", outs[i].flag, outs[j].flag, outs[j].path)
+			}
+		}
+	}
+	return nil
+}
+
 // sidecarPath is <name>.json beside the MP4, or take.json in the frames
 // folder (or beside the WAV) when there is no MP4.
 func sidecarPath(a generateArgs) string {

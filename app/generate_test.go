@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -106,4 +108,41 @@ func FuzzParseGenerateArgs(f *testing.F) {
 			t.Errorf("%q: %d references from %d flags", args, len(a.req.References), n)
 		}
 	})
+}
+
+// TestOutputsThatOverwriteEachOther: outputs that would land on the same
+// file (the MP4 on its own sidecar, the WAV on the sidecar or the MP4, a
+// frames folder on the MP4) are an invalid request, refused before
+// anything is opened or created.
+func TestOutputsThatOverwriteEachOther(t *testing.T) {
+	dir := t.TempDir()
+	p := func(name string) string { return filepath.Join(dir, name) }
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-o", p("x.json")}, "-o and the sidecar"},
+		{[]string{"-o", p("a.mp4"), "--wav", p("a.json")}, "--wav and the sidecar"},
+		{[]string{"-o", p("a.mp4"), "--wav", p("A.MP4")}, "-o and --wav"},
+		{[]string{"-o", p("v"), "--frames-dir", p("sub/../v")}, "-o and --frames-dir"},
+		{[]string{"-o", "", "--wav", p("take.json")}, "--wav and the sidecar"},
+	} {
+		var out bytes.Buffer
+		args := append([]string{"generate", "-d", p("no-model"), "-p", "x"}, c.args...)
+		if code := run(args, &out, &out); code != 2 || !strings.Contains(out.String(), c.want) {
+			t.Errorf("%v: exit %d: %s (want 2 naming %q)", c.args, code, out.String(), c.want)
+		}
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("refused requests created %v", ents)
+	}
+	for _, ok := range [][]string{
+		{"-o", "out/take.mp4", "--wav", "out/take.wav", "--frames-dir", "out/frames"},
+		{"-o", "", "--frames-dir", "f", "--wav", "f/sound.wav"},
+	} {
+		a, err := parseGenerateArgs(ok)
+		if err != nil || checkOutputs(a) != nil {
+			t.Errorf("%v: %v / %v", ok, err, checkOutputs(a))
+		}
+	}
 }
