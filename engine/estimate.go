@@ -41,14 +41,24 @@ var phaseOrder = []Phase{PhaseLoad, PhaseReferences, PhaseText, PhaseDenoise, Ph
 type rates struct {
 	mu       sync.Mutex
 	perPhase map[Phase]float64 // seconds per work unit
-	perFLOP  float64           // seconds per FLOP over every FLOP phase measured (0: none yet)
+	// flopWall and flopWork are the seconds and FLOPs of the FLOP phases
+	// measured, each halved at every new measurement (recent phases count
+	// more): their ratio, weighted by work, is the seconds per FLOP used
+	// for a FLOP phase never run yet.
+	flopWall, flopWork float64
 }
 
 func newRates() *rates { return &rates{perPhase: map[Phase]float64{}} }
 
-// seconds predicts a phase's duration from its work; ok is false when the
-// session has nothing to go on.
-func (r *rates) seconds(ph Phase, work float64) (float64, bool) {
+// minMeasuredFraction: a FLOP rate measured over less than this fraction
+// of the work it is to predict is not an estimate. Extrapolating a 5-ms
+// text phase (small matrices, dominated by overheads) to the denoising
+// loop and the decoders predicted the demo generation 10× too long; the
+// first denoising step grounds the estimate.
+const minMeasuredFraction = 0.01
+
+// own predicts a phase's duration from its own measured rate.
+func (r *rates) own(ph Phase, work float64) (float64, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if work <= 0 {
@@ -57,10 +67,23 @@ func (r *rates) seconds(ph Phase, work float64) (float64, bool) {
 	if v, ok := r.perPhase[ph]; ok {
 		return v * work, true
 	}
-	if flopPhases[ph] && r.perFLOP > 0 {
-		return r.perFLOP * work, true
-	}
 	return 0, false
+}
+
+// extrapolate predicts work FLOPs of phases never measured from the FLOP
+// rate measured so far plus liveWall seconds over liveWork FLOPs of the
+// running phase; ok is false when that rate rests on too little work.
+func (r *rates) extrapolate(work, liveWall, liveWork float64) (float64, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	wall, measured := r.flopWall+liveWall, r.flopWork+liveWork
+	if work <= 0 {
+		return 0, true
+	}
+	if wall <= 0 || measured < minMeasuredFraction*work {
+		return 0, false
+	}
+	return wall / measured * work, true
 }
 
 func (r *rates) observe(ph Phase, wall time.Duration, work float64) {
@@ -75,11 +98,8 @@ func (r *rates) observe(ph Phase, wall time.Duration, work float64) {
 	}
 	r.perPhase[ph] = v
 	if flopPhases[ph] {
-		if r.perFLOP > 0 {
-			r.perFLOP = (r.perFLOP + wall.Seconds()/work) / 2
-		} else {
-			r.perFLOP = wall.Seconds() / work
-		}
+		r.flopWall = r.flopWall/2 + wall.Seconds()
+		r.flopWork = r.flopWork/2 + work
 	}
 }
 
@@ -117,18 +137,27 @@ func (e *estimate) observe(ph Phase, wall time.Duration, flops float64) {
 
 // remaining predicts the time left: the running phase from its own
 // measured rate (or its prediction before its first unit), then every
-// later phase from the session's rates. Zero means unknown.
+// later phase from the session's rates; FLOP phases never measured from
+// the FLOP rate measured so far, the running phase's included. Zero means
+// unknown.
 func (e *estimate) remaining(cur Phase, elapsed time.Duration, done, total int) time.Duration {
-	var left float64
+	var left, unmeasured, liveWall, liveWork float64
 	switch {
 	case done > 0 && total > 0:
 		left = elapsed.Seconds() * float64(total-done) / float64(done)
+		if flopPhases[cur] {
+			liveWall, liveWork = elapsed.Seconds(), e.w.work[cur]*float64(done)/float64(total)
+		}
 	default:
-		sec, ok := e.r.seconds(cur, e.w.work[cur])
-		if !ok {
+		sec, ok := e.r.own(cur, e.w.work[cur])
+		switch {
+		case ok:
+			left = max(0, sec-elapsed.Seconds())
+		case flopPhases[cur]:
+			unmeasured += e.w.work[cur]
+		default:
 			return 0
 		}
-		left = max(0, sec-elapsed.Seconds())
 	}
 	after := false
 	for _, ph := range phaseOrder {
@@ -143,32 +172,39 @@ func (e *estimate) remaining(cur Phase, elapsed time.Duration, done, total int) 
 		if !planned {
 			continue
 		}
-		sec, ok := e.r.seconds(ph, w)
-		if !ok {
-			if flopPhases[ph] {
-				return 0
-			}
-			continue // a short bookkeeping phase never measured yet
+		sec, ok := e.r.own(ph, w)
+		switch {
+		case ok:
+			left += sec
+		case flopPhases[ph]:
+			unmeasured += w
 		}
-		left += sec
+		// else: a short bookkeeping phase never measured yet
 	}
-	return time.Duration(left * float64(time.Second))
+	sec, ok := e.r.extrapolate(unmeasured, liveWall, liveWork)
+	if !ok {
+		return 0
+	}
+	return time.Duration((left + sec) * float64(time.Second))
 }
 
 // total predicts the whole generation (zero: unknown).
 func (r *rates) total(w workPlan) time.Duration {
-	var sec float64
+	var sec, unmeasured float64
 	for ph, work := range w.work {
-		s, ok := r.seconds(ph, work)
-		if !ok {
-			if flopPhases[ph] {
-				return 0
-			}
-			continue
+		s, ok := r.own(ph, work)
+		switch {
+		case ok:
+			sec += s
+		case flopPhases[ph]:
+			unmeasured += work
 		}
-		sec += s
 	}
-	return time.Duration(sec * float64(time.Second))
+	s, ok := r.extrapolate(unmeasured, 0, 0)
+	if !ok {
+		return 0
+	}
+	return time.Duration((sec + s) * float64(time.Second))
 }
 
 // predict fills a resolved plan's predictions: packed rows, work per phase,

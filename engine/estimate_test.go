@@ -1,0 +1,42 @@
+package engine
+
+import (
+	"testing"
+	"time"
+)
+
+// TestETAGroundedOnEnoughWork: a FLOP phase never run is predicted only
+// from a rate measured over enough work. The demo's 5-ms text phase (about
+// a million FLOPs, dominated by overheads) used to be extrapolated to the
+// denoising loop and the decoders (tens of billions) and predicted the
+// generation 10× too long; now the ETA stays unknown until the first
+// denoising step has measured the loop, and then uses it.
+func TestETAGroundedOnEnoughWork(t *testing.T) {
+	w := workPlan{work: map[Phase]float64{PhaseText: 1e6, PhaseDenoise: 12e9, PhaseVideoDecode: 9e9, PhaseAudioDecode: 3e9, PhaseExport: 39}}
+	r := newRates()
+	e := &estimate{r: r, w: w, seen: map[Phase]bool{}}
+	if d := r.total(w); d != 0 {
+		t.Errorf("nothing measured: total %v, want unknown", d)
+	}
+	e.observe(PhaseText, 5*time.Millisecond, 1e6) // 5 s per GFLOP
+	if d := e.remaining(PhaseDenoise, 0, 0, 3); d != 0 {
+		t.Errorf("denoise 0/3 after only the text phase: ETA %v, want unknown (24 GFLOP from 1 MFLOP)", d)
+	}
+	if d := r.total(w); d != 0 {
+		t.Errorf("only the text phase measured: total %v, want unknown", d)
+	}
+	// One of three steps took 1 s (4 GFLOP: 0.25 s/GFLOP): two more steps
+	// (2 s) and the decoders at that rate (3 s).
+	d := e.remaining(PhaseDenoise, time.Second, 1, 3)
+	if d < 4900*time.Millisecond || d > 5100*time.Millisecond {
+		t.Errorf("denoise 1/3 after 1 s: ETA %v, want about 5 s", d)
+	}
+	// Every phase measured: each predicts itself.
+	e.observe(PhaseDenoise, 3*time.Second, 12e9)
+	e.observe(PhaseVideoDecode, 2*time.Second, 9e9)
+	e.observe(PhaseAudioDecode, 4*time.Second, 3e9)
+	e.observe(PhaseExport, 10*time.Millisecond, 39)
+	if d := e.remaining(PhaseVideoDecode, 0, 0, 2); d < 5999*time.Millisecond || d > 6011*time.Millisecond {
+		t.Errorf("video decode 0/2 with every phase measured: ETA %v, want 6.01 s", d)
+	}
+}
