@@ -162,6 +162,15 @@ func WriteFileAtomic(path string, data []byte) error {
 	name := tmp.Name()
 	_, err = tmp.Write(data)
 	if err == nil {
+		// os.CreateTemp makes the file 0600: a new file gets os.WriteFile's
+		// 0644, a replaced one keeps its permission.
+		mode := os.FileMode(0o644)
+		if st, serr := os.Stat(path); serr == nil && st.Mode().IsRegular() {
+			mode = st.Mode().Perm()
+		}
+		err = tmp.Chmod(mode)
+	}
+	if err == nil {
 		err = tmp.Sync()
 	}
 	if cerr := tmp.Close(); err == nil {

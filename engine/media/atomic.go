@@ -37,7 +37,10 @@ func (a *atomicFile) commit() error {
 	}
 	f := a.f
 	a.f = nil
-	err := f.Sync()
+	err := f.Chmod(outputMode(a.path))
+	if err == nil {
+		err = f.Sync()
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -59,4 +62,15 @@ func (a *atomicFile) abort() {
 		a.f = nil
 	}
 	os.Remove(a.tmp)
+}
+
+// outputMode is the permission a finished output gets: the file it
+// replaces keeps its own, a new one is readable by everyone (0644), as
+// os.WriteFile makes it; os.CreateTemp's 0600 would otherwise stay on
+// every video, sound and sidecar the app writes.
+func outputMode(path string) os.FileMode {
+	if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() {
+		return st.Mode().Perm()
+	}
+	return 0o644
 }

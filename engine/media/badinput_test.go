@@ -196,3 +196,32 @@ func testPattern(w, h, i int) *image.RGBA {
 	}
 	return m
 }
+
+// TestOutputPermissions: a finished WAV is readable by everyone (0644, not
+// the 0600 of its temporary file); one written over an existing file keeps
+// that file's permission.
+func TestOutputPermissions(t *testing.T) {
+	dir := t.TempDir()
+	write := func(path string) {
+		s, err := NewWAVSink(path, PCM16)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Begin(OutputFormat(32, 32, 1))
+		s.WriteFrame(testImage(32, 32, 0))
+		s.WriteAudio(Audio{Rate: SampleRate, Channels: 2, Samples: make([]float32, 2*100)})
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := filepath.Join(dir, "take.wav")
+	write(p)
+	if st, err := os.Stat(p); err != nil || st.Mode().Perm() != 0o644 {
+		t.Errorf("new WAV: %v %v, want 0644", st.Mode(), err)
+	}
+	os.Chmod(p, 0o600)
+	write(p)
+	if st, err := os.Stat(p); err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("replaced WAV: %v %v, want its 0600 kept", st.Mode(), err)
+	}
+}

@@ -230,6 +230,10 @@ func (s *ffmpegMP4Sink) Close() error {
 	}
 	s.state.done = true
 	os.Remove(s.videoTmp)
+	if err := os.Chmod(s.tmp, outputMode(s.path)); err != nil {
+		os.Remove(s.tmp)
+		return fileErr(s.path, err, "cannot finish writing")
+	}
 	if err := syncFile(s.tmp); err != nil {
 		os.Remove(s.tmp)
 		return fileErr(s.path, err, "cannot finish writing (is the disk full?)")
