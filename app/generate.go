@@ -67,7 +67,11 @@ func generate(ctx context.Context, a generateArgs, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "h3studio generate: %v\n", err)
 		return 1
 	}
-	sc := engine.NewSidecar(res, version, a.modelDir, b.Device().Name, b.Name())
+	modelDir := a.modelDir
+	if abs, err := filepath.Abs(modelDir); err == nil {
+		modelDir = abs // the sidecar is read from beside the output, not from here
+	}
+	sc := engine.NewSidecar(res, version, modelDir, b.Device().Name, b.Name())
 	sc.Outputs = outputs
 	side := sidecarPath(a)
 	if err := engine.WriteSidecar(side, sc); err != nil {

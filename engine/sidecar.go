@@ -86,6 +86,12 @@ func NewSidecar(res Result, appVersion, modelDir string, dev string, backend str
 			return
 		}
 		sum, _ := fileSHA256(path)
+		// Absolute, so the record still names the file when read from
+		// another folder (the sidecar lies beside the output, not where
+		// the command ran).
+		if abs, err := filepath.Abs(path); err == nil {
+			path = abs
+		}
 		sc.Inputs = append(sc.Inputs, SidecarInput{Role: role, Path: path, SHA256: sum})
 	}
 	add("first-frame", r.First)

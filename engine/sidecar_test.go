@@ -29,3 +29,16 @@ func TestWriteFileAtomicPermissions(t *testing.T) {
 		t.Errorf("folder holds %d entries, want only take.json", len(ents))
 	}
 }
+
+// TestSidecarInputsAbsolute: conditioning files given relative to the
+// working folder are recorded by absolute path (with their hash), since
+// the sidecar is read from beside the output.
+func TestSidecarInputsAbsolute(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	os.WriteFile("first.png", []byte("x"), 0o644)
+	sc := NewSidecar(Result{Plan: Plan{Task: TaskFL2VA, Request: Request{First: "first.png"}}}, "test", "m", "CPU", "cpu")
+	if len(sc.Inputs) != 1 || !filepath.IsAbs(sc.Inputs[0].Path) || filepath.Base(sc.Inputs[0].Path) != "first.png" || len(sc.Inputs[0].SHA256) != 64 {
+		t.Errorf("inputs %+v", sc.Inputs)
+	}
+}
