@@ -12,6 +12,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"image"
 	"io"
@@ -198,6 +199,12 @@ func (s *ffmpegMP4Sink) Close() error {
 	s.stdin.Close()
 	err := s.cmd.Wait()
 	s.waited = true
+	// ffmpeg runs with -loglevel error and exits 0 even when it could not
+	// write its file ("Error writing trailer …: No space left on device"),
+	// so anything it printed is a failure.
+	if err == nil && s.stderr.String() != "" {
+		err = errors.New("ffmpeg reported an error")
+	}
 	if err != nil {
 		return s.fail(err, "video encoding failed")
 	}
@@ -225,8 +232,11 @@ func (s *ffmpegMP4Sink) Close() error {
 		"-movflags", "+faststart", "-f", "mp4", s.tmp)
 	mux.Stdin = bytes.NewReader(raw)
 	mux.Stderr = &s.stderr
-	if err := mux.Run(); err != nil {
-		return s.fail(err, "muxing video and sound failed")
+	if err := mux.Run(); err != nil || s.stderr.String() != "" {
+		if err == nil {
+			err = errors.New("ffmpeg reported an error")
+		}
+		return s.fail(err, "muxing video and sound failed (is the disk full?)")
 	}
 	s.state.done = true
 	os.Remove(s.videoTmp)

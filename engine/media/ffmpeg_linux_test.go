@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -273,5 +274,39 @@ func TestMP4SinkAbortAndErrors(t *testing.T) {
 		if _, err := NewMP4Sink(filepath.Join(ro, "x.mp4"), MP4Options{}); err == nil {
 			t.Error("read-only folder accepted")
 		}
+	}
+}
+
+// TestMP4SinkFFmpegErrorsWithExitZero: ffmpeg exits 0 when it cannot write
+// its file on a full disk ("Error writing trailer …: No space left on
+// device"); the sink must still fail and leave nothing. A stand-in ffmpeg
+// on PATH does exactly that (a real full disk left a truncated, unreadable
+// MP4 reported as written).
+func TestMP4SinkFFmpegErrorsWithExitZero(t *testing.T) {
+	bin := t.TempDir()
+	script := "#!/bin/sh\ncat >/dev/null\nfor a; do last=$a; done\n: > \"$last\"\n" +
+		"echo \"Error writing trailer of $last: No space left on device\" >&2\nexit 0\n"
+	if err := os.WriteFile(filepath.Join(bin, "ffmpeg"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	dir := t.TempDir()
+	p := filepath.Join(dir, "x.mp4")
+	s, err := NewMP4Sink(p, MP4Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Begin(OutputFormat(64, 32, 1)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.WriteFrame(testFrame(64, 32, 0)); err != nil {
+		t.Fatal(err)
+	}
+	s.WriteAudio(Audio{Rate: SampleRate, Channels: 2, Samples: make([]float32, 2*1000)})
+	if err := s.Close(); err == nil || !strings.Contains(err.Error(), "No space left on device") {
+		t.Errorf("Close: %v, want the ffmpeg error", err)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("a failed MP4 left %v", ents)
 	}
 }
