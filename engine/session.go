@@ -227,7 +227,54 @@ func (s *Session) Plan(r Request) (Plan, error) {
 		return p, err
 	}
 	s.predict(&p)
+	s.noteFit(&p)
 	return p, nil
+}
+
+// noteFit adds a note when the predicted peak exceeds the device's memory
+// budget (memoryBudget): in auto mode, that the weights will be streamed
+// (and whether that fits), else that the generation may run out of memory
+// and what needs less. It refuses nothing: the prediction errs on the
+// large side (it counts the decoders' host buffers).
+func (s *Session) noteFit(p *Plan) {
+	budget := s.memoryBudget()
+	if budget <= 0 || p.PeakBytes <= 0 || p.PeakBytes <= budget {
+		return
+	}
+	gb := func(n int64) string { return fmt.Sprintf("%.1f GB", float64(n)/1e9) }
+	less := "a smaller canvas, a render canvas or fewer frames need less"
+	if p.Request.Memory != MemoryStreaming {
+		q := *p
+		q.Notes = nil
+		q.Request.Memory = MemoryStreaming
+		s.predict(&q)
+		switch {
+		case q.PeakBytes <= 0:
+		case p.Request.Memory == MemoryAuto && q.PeakBytes <= budget:
+			p.Notes = append(p.Notes, fmt.Sprintf("keeping every component resident would peak at %s, more than this device's %s: the weights will be streamed from disk (predicted peak %s)",
+				gb(p.PeakBytes), gb(budget), gb(q.PeakBytes)))
+			return
+		case p.Request.Memory == MemoryResident && q.PeakBytes <= budget:
+			p.Notes = append(p.Notes, fmt.Sprintf("resident, the predicted peak %s exceeds this device's %s and may run out of memory; streaming the weights (--ssd-streaming) predicts %s",
+				gb(p.PeakBytes), gb(budget), gb(q.PeakBytes)))
+			return
+		default:
+			p.Notes = append(p.Notes, fmt.Sprintf("the predicted peak is %s resident and %s streaming the weights, more than this device's %s: the generation may run out of memory (%s)",
+				gb(p.PeakBytes), gb(q.PeakBytes), gb(budget), less))
+			return
+		}
+	}
+	p.Notes = append(p.Notes, fmt.Sprintf("the predicted peak %s exceeds this device's %s: the generation may run out of memory (%s)", gb(p.PeakBytes), gb(budget), less))
+}
+
+// memoryBudget is the storage a generation may use: the device's
+// recommended working set, else three quarters of its memory (0: unknown).
+func (s *Session) memoryBudget() int64 {
+	d := s.opts.Backend.Device()
+	if d.WorkingSetBytes > 0 {
+		return d.WorkingSetBytes
+	}
+	return d.MemoryBytes * 3 / 4
 }
 
 // Generate runs one request, writing frames and audio to out in
@@ -360,11 +407,7 @@ func (s *Session) memoryMode(p Plan) MemoryMode {
 	case MemoryResident, MemoryStreaming:
 		return p.Request.Memory
 	}
-	d := s.opts.Backend.Device()
-	budget := d.WorkingSetBytes
-	if budget <= 0 {
-		budget = d.MemoryBytes * 3 / 4
-	}
+	budget := s.memoryBudget()
 	if p.PeakBytes > 0 && budget > 0 && p.PeakBytes > budget {
 		return MemoryStreaming
 	}
