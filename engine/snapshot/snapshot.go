@@ -192,6 +192,9 @@ func Open(root string) (*Snapshot, error) {
 	if !st.IsDir() {
 		return nil, fmt.Errorf("%w: %s is a file, not a folder", ErrNotSnapshot, root)
 	}
+	// Components are found by name; an unreadable folder that then seems
+	// empty is reported as unreadable, not as "not a snapshot".
+	_, readErr := os.ReadDir(root)
 	s := &Snapshot{Root: root, Schedulers: map[string]string{}}
 	add := func(k Kind, p Partition, l Layout, dir, cfg string) bool {
 		if !isDir(cfg) {
@@ -262,6 +265,9 @@ func Open(root string) (*Snapshot, error) {
 	}
 
 	if len(s.Components) == 0 && s.RootIndex == "" && !s.hasPartitionIndex() {
+		if readErr != nil {
+			return nil, fmt.Errorf("snapshot: cannot read the folder: %w", readErr)
+		}
 		return nil, fmt.Errorf("%w: %s has none of FL2VA/, Ref2VA/, model_index.json, transformer/, text_encoder/, vae/, audio_vae/", ErrNotSnapshot, root)
 	}
 	if s.Layout == 0 {

@@ -262,6 +262,30 @@ func TestNotSnapshot(t *testing.T) {
 	}
 }
 
+// TestUnreadableFolder: a folder that cannot be read is reported as such,
+// not as "not a snapshot" (it used to look empty).
+func TestUnreadableFolder(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("permission bits do not bind root: run as a normal user to check an unreadable folder")
+	}
+	root := t.TempDir()
+	partition(t, root, FL2VA, true)
+	if err := os.Chmod(root, 0); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Chmod(root, 0o700)
+	_, err := Open(root)
+	if err == nil || errors.Is(err, ErrNotSnapshot) || !strings.Contains(err.Error(), "cannot read the folder") || !errors.Is(err, os.ErrPermission) {
+		t.Errorf("unreadable folder: %v", err)
+	}
+	// A folder that can be traversed but not listed still opens: its
+	// components are found by name.
+	os.Chmod(root, 0o100)
+	if s, err := Open(root); err != nil || s.Find(FL2VA, Transformer) == nil {
+		t.Errorf("traversable folder: %v", err)
+	}
+}
+
 // Every corruption is reported naming the offending file and the rule.
 func TestInspectCorrupt(t *testing.T) {
 	cases := []struct {
