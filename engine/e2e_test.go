@@ -727,4 +727,15 @@ func TestPlanNotesWhatDoesNotFit(t *testing.T) {
 			t.Errorf("%q, nothing fits: notes %q", mode, n)
 		}
 	}
+	// Auto on that device streams, and the result reports the streaming
+	// prediction it ran under.
+	s, err := engine.Open(engine.Options{ModelDir: demoModel(t), Backend: smallDevice{cpu.New(cpu.Options{}), between}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	res, err := s.Generate(context.Background(), r, &recSink{}, nil)
+	if err != nil || res.Plan.Memory != engine.MemoryStreaming || res.Plan.PeakBytes != streaming {
+		t.Errorf("auto on a small device: %v, mode %q, predicted peak %d (streaming %d, resident %d)", err, res.Plan.Memory, res.Plan.PeakBytes, streaming, resident)
+	}
 }

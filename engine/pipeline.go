@@ -34,6 +34,15 @@ func (s *Session) run(ctx context.Context, p Plan, out media.Sink, t *tracker) (
 	}
 	mode := s.memoryMode(p)
 	res.Plan.Memory = mode
+	if mode == MemoryStreaming && r.Memory != MemoryStreaming {
+		// Auto chose streaming: the predicted peak the result (and the
+		// sidecar) reports is the streaming one, not the resident one
+		// that did not fit.
+		q := p
+		q.Notes, q.Request.Memory = nil, MemoryStreaming
+		s.predict(&q)
+		res.Plan.PeakBytes = q.PeakBytes
+	}
 	m, err := s.partitionModels(part)
 	if err != nil {
 		return res, err
