@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -59,6 +61,27 @@ func TestGenerateCommand(t *testing.T) {
 		if !strings.Contains(log, want) {
 			t.Errorf("--profile output lacks %q:\n%s", want, log)
 		}
+	}
+
+	// Chaining: the take's last frame starts the next take (fl2va), and
+	// the sidecar records that frame by absolute path and content hash.
+	next := filepath.Join(dir, "next")
+	if code, log := gen("-o", "", "--frames-dir", next, "--first-frame", pngs[len(pngs)-1], "--seed", "7"); code != 0 {
+		t.Fatalf("chained take: exit %d: %s", code, log)
+	}
+	var chained struct {
+		Task   string `json:"task"`
+		Inputs []struct {
+			Role, Path, SHA256 string
+		} `json:"inputs"`
+	}
+	b, _ = os.ReadFile(filepath.Join(next, "take.json"))
+	json.Unmarshal(b, &chained)
+	last, _ := os.ReadFile(pngs[len(pngs)-1])
+	sum := sha256.Sum256(last)
+	if chained.Task != "fl2va" || len(chained.Inputs) != 1 || chained.Inputs[0].Role != "first-frame" ||
+		chained.Inputs[0].SHA256 != hex.EncodeToString(sum[:]) || !filepath.IsAbs(chained.Inputs[0].Path) {
+		t.Errorf("chained take's sidecar: %s", b)
 	}
 
 	if _, err := exec.LookPath("ffmpeg"); err == nil {
