@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -410,6 +411,11 @@ func inspectComponent(root string, c *Component) *ComponentReport {
 		return fail(err)
 	}
 	cr.Shards = len(ck.Files)
+	if tc, ok := cr.Config.(*TransformerConfig); ok {
+		if err := checkDepth(tc, ck); err != nil {
+			return fail(err)
+		}
+	}
 	for _, w := range ck.Warnings {
 		cr.Warnings = append(cr.Warnings, rel(root, weightsDir)+": "+w)
 	}
@@ -493,4 +499,48 @@ func parallel(n int, fn func(i int)) {
 		}()
 	}
 	wg.Wait()
+}
+
+// checkDepth compares the transformer config's depth with the blocks its
+// weights hold (blocks.N. or transformer_blocks.N., and the refiner's):
+// a config.json whose num_layers disagrees with its checkpoint cannot be
+// loaded, so the pair is corrupt. Weights without any block tensor are not
+// judged here (loading names every missing tensor).
+func checkDepth(c *TransformerConfig, ck *safetensors.Checkpoint) error {
+	count := func(prefixes ...string) int {
+		n := 0
+		for _, name := range ck.Names() {
+			for _, p := range prefixes {
+				rest, ok := strings.CutPrefix(name, p)
+				if !ok {
+					continue
+				}
+				idx, _, _ := strings.Cut(rest, ".")
+				if i, err := strconv.Atoi(idx); err == nil && i >= 0 && i+1 > n {
+					n = i + 1
+				}
+			}
+		}
+		return n
+	}
+	key := func(orig, diff string) string {
+		if c.KeySet == "original" {
+			return orig
+		}
+		return diff
+	}
+	for _, d := range []struct {
+		field    string
+		config   int
+		prefixes []string
+	}{
+		{"num_layers", c.NumLayers, []string{"blocks.", "transformer_blocks."}},
+		{key("token_refiner_num_layers", "num_refiner_layers"), c.NumRefinerLayers, []string{"token_refiner.blocks.", "token_refiner.refiner_blocks."}},
+	} {
+		if have := count(d.prefixes...); have > 0 && have != d.config {
+			return &ConfigError{Path: c.Path, Field: d.field, Rule: fmt.Sprintf("is %d but the weights in %s hold %d blocks: the config does not describe them",
+				d.config, filepath.Base(ck.Dir), have)}
+		}
+	}
+	return nil
 }

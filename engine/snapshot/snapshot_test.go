@@ -286,6 +286,44 @@ func TestUnreadableFolder(t *testing.T) {
 	}
 }
 
+// TestInspectDepth: a transformer config whose num_layers or
+// token_refiner_num_layers disagrees with the blocks its weights hold is
+// reported as corrupt, naming the field (a corrupt num_layers of
+// 100,000,000 was listed as "100000000 blocks" with exit 0).
+func TestInspectDepth(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		blocks []string
+		rule   string
+	}{
+		{"agrees", []string{"blocks.0.w", "blocks.2.w", "token_refiner.blocks.1.w"}, ""},
+		{"too few blocks", []string{"blocks.0.w", "blocks.1.w", "token_refiner.blocks.1.w"}, `field "num_layers": is 3 but the weights in transformer hold 2 blocks`},
+		{"refiner", []string{"blocks.2.w", "token_refiner.blocks.0.w"}, `field "token_refiner_num_layers": is 2 but the weights in transformer hold 1 blocks`},
+	} {
+		root := t.TempDir()
+		partition(t, root, FL2VA, true)
+		tr := filepath.Join(root, "FL2VA", "transformer")
+		for _, f := range []string{"model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors", "model.safetensors.index.json"} {
+			os.Remove(filepath.Join(tr, f))
+		}
+		weights(t, filepath.Join(tr, "model.safetensors"), c.blocks...)
+		r, err := Inspect(root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all := ""
+		for _, p := range r.Problems {
+			all += p.Error + "\n"
+		}
+		switch {
+		case c.rule == "" && !r.OK():
+			t.Errorf("%s: problems %q", c.name, all)
+		case c.rule != "" && (!strings.Contains(all, "FL2VA/transformer/config.json") || !strings.Contains(all, c.rule)):
+			t.Errorf("%s: problems %q, want %q", c.name, all, c.rule)
+		}
+	}
+}
+
 // Every corruption is reported naming the offending file and the rule.
 func TestInspectCorrupt(t *testing.T) {
 	cases := []struct {
