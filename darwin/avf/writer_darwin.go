@@ -29,6 +29,7 @@ type mp4Sink struct {
 	opts                media.MP4Options
 	f                   media.Format
 	begun, done         bool
+	refused             error // the first frame or sound buffer refused for its size or format
 	frames              int
 	audio               []float32
 	w                   avfoundation.AssetWriter
@@ -134,7 +135,7 @@ func (s *mp4Sink) WriteFrame(img *image.RGBA) error {
 		return fmt.Errorf("media: MP4 %s: WriteFrame outside Begin…Close", s.path)
 	}
 	if b := img.Bounds(); b.Dx() != s.f.Width || b.Dy() != s.f.Height {
-		return fmt.Errorf("media: MP4 %s: frame %d is %d×%d, the output is %d×%d", s.path, s.frames, b.Dx(), b.Dy(), s.f.Width, s.f.Height)
+		return s.refuse(fmt.Errorf("media: MP4 %s: frame %d is %d×%d, the output is %d×%d", s.path, s.frames, b.Dx(), b.Dy(), s.f.Width, s.f.Height))
 	}
 	var err error
 	objc.WithAutoreleasePool(func() {
@@ -163,11 +164,20 @@ func (s *mp4Sink) WriteAudio(a media.Audio) error {
 	if !s.begun || s.done {
 		return fmt.Errorf("media: MP4 %s: WriteAudio outside Begin…Close", s.path)
 	}
-	if a.Rate != s.f.SampleRate || a.Channels != s.f.Channels {
-		return fmt.Errorf("media: MP4 %s: audio is %d Hz × %d, the output is %d Hz × %d", s.path, a.Rate, a.Channels, s.f.SampleRate, s.f.Channels)
+	if a.Rate != s.f.SampleRate || a.Channels != s.f.Channels || len(a.Samples)%max(a.Channels, 1) != 0 {
+		return s.refuse(fmt.Errorf("media: MP4 %s: audio is %d Hz × %d (%d samples), the output is %d Hz × %d", s.path, a.Rate, a.Channels, len(a.Samples), s.f.SampleRate, s.f.Channels))
 	}
 	s.audio = append(s.audio, a.Samples...)
 	return nil
+}
+
+// refuse records the first refused write: Close then saves nothing
+// (media.Sink: after an error, nothing partial is left).
+func (s *mp4Sink) refuse(err error) error {
+	if s.refused == nil {
+		s.refused = err
+	}
+	return err
 }
 
 // finish marks inputs finished and waits for the writer.
@@ -193,6 +203,9 @@ func (s *mp4Sink) Close() error {
 		s.done = true
 		s.removeTemps()
 		return &media.Error{Path: s.path, Problem: "closed before Begin"}
+	}
+	if s.refused != nil {
+		return s.fail(s.refused, "not saved: a frame or sound buffer was refused earlier")
 	}
 	if s.frames == 0 {
 		return s.fail(nil, "no frames were written")

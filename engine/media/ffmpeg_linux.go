@@ -195,6 +195,10 @@ func (s *ffmpegMP4Sink) Close() error {
 		s.removeTemps()
 		return fileErr(s.path, nil, "closed before Begin")
 	}
+	if s.state.refused != nil {
+		s.Abort()
+		return s.state.refusedErr(s.path)
+	}
 	s.stdin.Close()
 	err := s.cmd.Wait()
 	s.waited = true
