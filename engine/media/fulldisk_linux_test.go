@@ -116,14 +116,15 @@ func fullDiskChild(t *testing.T, dir string) {
 		t.Log("SKIP MP4: ffmpeg not installed")
 		return
 	}
-	// 96 frames overflow the video pass; 24 fit there and overflow when
-	// the sound is muxed in.
-	for _, n := range []int{96, 24} {
+	// 4 s of 320×240 noise overflow the video pass (≈ 276 KB at its bit
+	// rate); 10 s of 64×64 (≈ 37 KB) fit there and overflow when the 10 s
+	// of sound (AAC, ≈ 240 KB) are muxed in.
+	for _, c := range []struct{ w, h, n int }{{320, 240, 96}, {64, 64, 240}} {
 		mp4 := filepath.Join(dir, "take.mp4")
 		s, err = NewMP4Sink(mp4, MP4Options{Quality: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
-		check(fmt.Sprintf("MP4, %d frames", n), mp4, run(s, 320, 240, n))
+		check(fmt.Sprintf("MP4, %d×%d × %d frames", c.w, c.h, c.n), mp4, run(s, c.w, c.h, c.n))
 	}
 }
