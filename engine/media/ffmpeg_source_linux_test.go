@@ -185,3 +185,47 @@ func TestFFmpegAudioFiles(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// TestFFmpegColonNames: a file or folder name with a colon, given as a
+// relative path, is a file to ffmpeg, not a protocol ("take:1.mp4" failed
+// with "Protocol not found").
+func TestFFmpegColonNames(t *testing.T) {
+	needTool(t, "ffmpeg")
+	needTool(t, "ffprobe")
+	dir := t.TempDir()
+	wd, _ := os.Getwd()
+	if err := os.Chdir(dir); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Chdir(wd)
+	if err := os.Mkdir("takes:2", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join("takes:2", "take:1.mp4")
+	s, err := NewMP4Sink(out, MP4Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Begin(OutputFormat(64, 32, 5)); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 5; i++ {
+		if err := s.WriteFrame(testFrame(64, 32, i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatalf("MP4 into a folder named takes:2: %v", err)
+	}
+	src, err := Open(out)
+	if err != nil {
+		t.Fatalf("opening %s: %v", out, err)
+	}
+	n := 0
+	if err := src.Frames(context.Background(), 0, func(int, *image.RGBA) error { n++; return nil }); err != nil || n != 5 {
+		t.Errorf("%s: %d frames: %v", out, n, err)
+	}
+	if _, err := src.Audio(context.Background()); err != nil {
+		t.Errorf("%s: sound: %v", out, err)
+	}
+}
