@@ -68,7 +68,7 @@ func newEnv(t *testing.T, o fakeengine.Options, async bool) *env {
 		t.Fatal(err)
 	}
 	e.eng = fakeengine.New(o)
-	opts := studio.Options{Engine: e.eng, Library: lib, AppVersion: "test", Go: e.x.Go}
+	opts := studio.Options{Engine: e.eng, Library: lib, AppVersion: "test", Device: "test device", Go: e.x.Go}
 	if async {
 		opts.Go = nil
 	}
@@ -202,7 +202,7 @@ func TestGenerateSavesTake(t *testing.T) {
 		t.Fatal(err)
 	}
 	if m.Prompt != "A red fox walks through fresh snow." || m.Frames != 22 || m.Width != 256 || m.Seed != 42 ||
-		m.Model.Engine != fakeengine.Name || m.App.Version != "test" || m.Task != engine.TaskT2VA ||
+		m.Model.Engine != fakeengine.Name || m.Model.Version != fakeengine.ModelID || m.App.Version != "test" || m.App.Device == "" || m.Task != engine.TaskT2VA ||
 		m.SampleRate != 32000 || m.Channels != 2 || m.Timings[engine.PhaseDenoise] < 0 || m.Settings.Steps != 10 {
 		t.Errorf("take.json = %s", b)
 	}

@@ -32,7 +32,7 @@ func (s *Studio) takeMeta(j *job, res engine.Result, sink *takeSink, hasVideo bo
 		Timings:   map[engine.Phase]float64{},
 		PeakBytes: res.PeakBytes,
 		Files:     TakeFiles{Thumb: ThumbFile, Last: LastFile, Viewer: ViewerFile},
-		App:       AppInfo{Name: "H3 Studio", Version: s.opts.AppVersion},
+		App:       AppInfo{Name: "H3 Studio", Version: s.opts.AppVersion, Device: s.opts.Device},
 		Notes:     res.Plan.Notes,
 	}
 	if res.Seed != 0 || m.Seed == 0 {
@@ -59,7 +59,7 @@ func (s *Studio) takeMeta(j *job, res engine.Result, sink *takeSink, hasVideo bo
 	s.mu.Lock()
 	info := s.model.Info
 	s.mu.Unlock()
-	m.Model = ModelRef{Name: info.Name, Dir: info.Dir, Engine: info.Engine}
+	m.Model = ModelRef{Name: info.Name, Dir: info.Dir, Engine: info.Engine, Version: res.ModelID}
 	if res.Model != "" {
 		m.Model.Name = res.Model
 	}
