@@ -38,19 +38,36 @@ func (s *Studio) ExportAudio(id, dst string) {
 
 // ExportFrames writes a take's frames as frame-00001.png … into dir: decoded
 // from its MP4 when the build can read MP4, otherwise from the viewer
-// frames (at viewer resolution, as the notice says).
+// frames (at viewer resolution, as the notice says). An export that fails
+// part-way (a full disk) removes the frames it wrote, so no partial set is
+// left behind.
 func (s *Studio) ExportFrames(id, dir string) {
-	s.export(id, func(t Take) (string, error) {
+	s.export(id, func(t Take) (msg string, err error) {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return "", err
 		}
+		var written []string
+		writePNG := func(path string, img image.Image) error {
+			if err := writePNGAtomic(path, img); err != nil {
+				return err
+			}
+			written = append(written, path)
+			return nil
+		}
+		defer func() {
+			if err != nil {
+				for _, p := range written {
+					os.Remove(p)
+				}
+			}
+		}()
 		// The MP4 decoded at full size when the build reads MP4.
 		if s.opts.Opener != nil && t.Has(VideoFile) {
 			if src, err := s.opts.Opener(filepath.Join(t.Dir, VideoFile)); err == nil {
 				n := 0
 				err = src.Frames(context.Background(), 0, func(i int, f *image.RGBA) error {
 					n++
-					return writePNGAtomic(filepath.Join(dir, fmt.Sprintf("frame-%05d.png", i+1)), f)
+					return writePNG(filepath.Join(dir, fmt.Sprintf("frame-%05d.png", i+1)), f)
 				})
 				src.Close()
 				if err == nil && n > 0 {
@@ -79,7 +96,7 @@ func (s *Studio) ExportFrames(id, dir string) {
 			if f == nil {
 				return "", fmt.Errorf("frame %d can't be decoded", i+1)
 			}
-			if err := writePNGAtomic(filepath.Join(dir, fmt.Sprintf("frame-%05d.png", i+1)), f); err != nil {
+			if err := writePNG(filepath.Join(dir, fmt.Sprintf("frame-%05d.png", i+1)), f); err != nil {
 				return "", err
 			}
 		}
