@@ -98,7 +98,7 @@ func (w *Window) showModelReport() {
 		if msg == "" {
 			msg = m.Err
 		}
-		head = widget.NewLabel("This folder can't be used yet: " + msg + ". H3 Studio keeps watching it and checks again as files arrive.")
+		head = widget.NewLabel("This folder can't be used yet: " + strings.TrimSuffix(msg, ".") + ". H3 Studio keeps watching it and checks again as files arrive.")
 		head.Importance = widget.DangerImportance
 	}
 	head.Wrapping = fyne.TextWrapWord

@@ -1,0 +1,179 @@
+package ui
+
+import (
+	"image/color"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/storage"
+	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"h3studio/ui/studio"
+	"h3studio/ui/studio/fakeengine"
+)
+
+// TestReorderByDrag drags a reference's handle up past two rows: the list
+// is reordered, the badges renumber, and the Ref2VA prompt's label lines
+// follow (the line written about the moved picture keeps its words under
+// its new label).
+func TestReorderByDrag(t *testing.T) {
+	h := newHarness(t, fakeengine.Options{}, false)
+	a := h.file("a.png", pngBytes(color.RGBA{200, 0, 0, 255}))
+	b := h.file("b.png", pngBytes(color.RGBA{0, 200, 0, 255}))
+	c := h.file("c.png", pngBytes(color.RGBA{0, 0, 200, 255}))
+	h.s.ApplyTemplate("ref2va")
+	h.w.HandleDrop(fyne.NewPos(700, 300), uris(a, b, c))
+	sn := h.settle(func(sn studio.Snapshot) bool {
+		return len(sn.Draft.References) == 3 && sn.Draft.References[2].Media.State == studio.MediaReady
+	})
+	h.s.SetPrompt(strings.Replace(sn.Draft.Prompt, "<Picture 3> is", "<Picture 3> is the blue card.", 1))
+	sn = h.settle(func(sn studio.Snapshot) bool { return strings.Contains(sn.Draft.Prompt, "blue card") })
+	blue := sn.Draft.References[2].ID
+	row := h.w.compose.refRows[blue]
+	step := row.box.Size().Height + theme.Padding()
+	if row.box.Size().Height <= 0 {
+		t.Fatal("the reference row was never laid out")
+	}
+	row.handle.Dragged(&fyne.DragEvent{Dragged: fyne.NewDelta(0, -step)})
+	row.handle.Dragged(&fyne.DragEvent{Dragged: fyne.NewDelta(0, -step)})
+	row.handle.DragEnd()
+	sn = h.settle(func(sn studio.Snapshot) bool { return sn.Draft.References[0].ID == blue })
+	var order []string
+	for _, r := range sn.Draft.References {
+		order = append(order, filepath.Base(r.Media.Path))
+	}
+	if got := strings.Join(order, ","); got != "c.png,a.png,b.png" {
+		t.Errorf("order after the drag: %s", got)
+	}
+	if got := h.w.compose.refRows[blue].badge.Text; got != "Picture 1" {
+		t.Errorf("the moved picture's badge says %q", got)
+	}
+	if !strings.Contains(sn.Draft.Prompt, "<Picture 1> is the blue card.") || strings.Contains(sn.Draft.Prompt, "<Picture 3> is the blue card.") {
+		t.Errorf("the label lines did not follow the drag:\n%s", sn.Draft.Prompt)
+	}
+	// Replacing a picture by a sound keeps its place and relabels.
+	h.s.ReplaceReference(sn.Draft.References[1].ID, h.wav("voice.wav", 3))
+	sn = h.settle(func(sn studio.Snapshot) bool { return sn.Draft.References[1].Media.State == studio.MediaReady })
+	if got := strings.Join(sn.Labels, ","); got != "Picture 1,Audio 1,Picture 2" {
+		t.Errorf("labels after replacing: %s", got)
+	}
+}
+
+func uris(ps ...string) []fyne.URI {
+	var u []fyne.URI
+	for _, p := range ps {
+		u = append(u, storage.NewFileURI(p))
+	}
+	return u
+}
+
+// TestLibraryActions drives the library's buttons on a finished take: Show
+// reveals its folder, Reference adds it to the reference list (its last
+// frame, as this build writes no MP4), and Trash asks, then moves the
+// take's folder to the Trash.
+func TestLibraryActions(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_DATA_HOME", filepath.Join(home, "data"))
+	h := newHarness(t, fakeengine.Options{}, false)
+	h.s.SetSettings(studio.DemoSettings())
+	h.s.SetPrompt("A red fox walks through fresh snow.")
+	h.settle(func(sn studio.Snapshot) bool { return sn.CanGenerate })
+	if _, err := h.s.Generate(); err != nil {
+		t.Fatal(err)
+	}
+	sn := h.settle(func(sn studio.Snapshot) bool { return len(sn.Takes) == 1 && sn.Viewer.TakeID == sn.Takes[0].ID })
+	take := sn.Takes[0]
+	button := func(label string) *widget.Button {
+		t.Helper()
+		b := findButton(h.w.library.actions, label)
+		if b == nil {
+			t.Fatalf("no %q button in the library", label)
+		}
+		return b
+	}
+
+	test.Tap(button("Show"))
+	if len(h.revealed) != 1 || h.revealed[0] != take.Dir {
+		t.Errorf("Show revealed %v, want %s", h.revealed, take.Dir)
+	}
+
+	test.Tap(button("Reference"))
+	sn = h.settle(func(sn studio.Snapshot) bool {
+		return len(sn.Draft.References) == 1 && sn.Draft.References[0].Media.State == studio.MediaReady
+	})
+	if got := sn.Draft.References[0].Media.Path; got != filepath.Join(take.Dir, studio.LastFile) || sn.Task != "ref2va" {
+		t.Errorf("reference %s, task %s", got, sn.Task)
+	}
+
+	test.Tap(button("Trash"))
+	top := h.w.Fyne().Canvas().Overlays().Top()
+	if top == nil {
+		t.Fatal("Trash did not ask first")
+	}
+	b := findButton(top, "Move to Trash")
+	if b == nil {
+		t.Fatal("no Move to Trash button")
+	}
+	test.Tap(b)
+	h.settle(func(sn studio.Snapshot) bool { return len(sn.Takes) == 0 })
+	if _, err := os.Stat(take.Dir); !os.IsNotExist(err) {
+		t.Errorf("the take's folder is still in the library: %v", err)
+	}
+	trashed := filepath.Join(home, "data", "Trash", "files", filepath.Base(take.Dir), studio.TakeMetaFile)
+	if _, err := os.Stat(trashed); err != nil {
+		t.Errorf("the take is not in the Trash: %v", err)
+	}
+	if h.w.library.count.Text != "0 takes" || h.w.library.detail.Visible() {
+		t.Errorf("library still shows %q (detail visible %v)", h.w.library.count.Text, h.w.library.detail.Visible())
+	}
+}
+
+// TestUnusableModelFolder chooses a folder that can't be used: the report
+// opens naming the problem, Generate is disabled saying why, and the status
+// bar says so too.
+func TestUnusableModelFolder(t *testing.T) {
+	h := newHarness(t, fakeengine.Options{}, false)
+	h.s.SetPrompt("A fox.")
+	dir := filepath.Join(h.dir, "not-there")
+	h.w.reportFor = dir // as the folder dialog does
+	h.s.SetModel(dir)
+	sn := h.settle(func(sn studio.Snapshot) bool { return !sn.Model.Loading && sn.Model.Info.Dir == dir })
+	if sn.CanGenerate || !h.w.compose.generate.Disabled() || !strings.Contains(h.w.compose.genNote.Text, "No usable model") {
+		t.Errorf("generate %v, note %q", h.w.compose.generate.Disabled(), h.w.compose.genNote.Text)
+	}
+	top := h.w.Fyne().Canvas().Overlays().Top()
+	if top == nil {
+		t.Fatal("no model report after choosing the folder")
+	}
+	text := strings.Join(allWidgetText(top), "\n")
+	if !strings.Contains(text, "can't be used yet") || !strings.Contains(text, "not-there") {
+		t.Errorf("the report does not name the problem:\n%s", text)
+	}
+	if strings.Contains(text, "..") {
+		t.Errorf("the report's sentence ends twice:\n%s", text)
+	}
+}
+
+// allWidgetText collects the text of labels inside o, looking into widgets.
+func allWidgetText(o fyne.CanvasObject) []string {
+	var out []string
+	switch x := o.(type) {
+	case *widget.Label:
+		out = append(out, x.Text)
+	case *fyne.Container:
+		for _, c := range x.Objects {
+			out = append(out, allWidgetText(c)...)
+		}
+	case fyne.Widget:
+		for _, c := range test.WidgetRenderer(x).Objects() {
+			out = append(out, allWidgetText(c)...)
+		}
+	}
+	return out
+}
