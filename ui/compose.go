@@ -48,6 +48,7 @@ type compose struct {
 	lengthSel                        *widget.SelectEntry
 	qualityNote                      *widget.Label
 	seed                             *widget.Entry
+	dice                             *widget.Button
 	steps                            *widget.Entry
 	reuse, layers, coreReuse, render *widget.Select
 	tokenRed, previews               *widget.Check
@@ -177,8 +178,8 @@ func newCompose(w *Window) *compose {
 			s.SetSeed(v)
 		}
 	}
-	dice := widget.NewButtonWithIcon("", diceIcon, func() { s.RollSeed() })
-	dice.Importance = widget.LowImportance
+	c.dice = widget.NewButtonWithIcon("", diceIcon, func() { s.RollSeed() })
+	c.dice.Importance = widget.LowImportance
 	var mems []string
 	for _, m := range memoryModes {
 		mems = append(mems, m.label)
@@ -253,7 +254,7 @@ func newCompose(w *Window) *compose {
 		widget.NewFormItem("Canvas", c.canvasSel),
 		widget.NewFormItem("Length", c.lengthSel),
 		widget.NewFormItem("Quality", container.NewVBox(c.qualitySel, c.qualityNote)),
-		widget.NewFormItem("Seed", container.NewBorder(nil, nil, nil, dice, c.seed)),
+		widget.NewFormItem("Seed", container.NewBorder(nil, nil, nil, c.dice, c.seed)),
 		widget.NewFormItem("Memory", c.memorySel),
 	)
 

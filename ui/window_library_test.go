@@ -4,6 +4,7 @@ import (
 	"image/color"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -176,4 +177,65 @@ func allWidgetText(o fyne.CanvasObject) []string {
 		}
 	}
 	return out
+}
+
+// TestSettingsControls works every settings control in Compose and checks
+// the request the engine is asked to plan: canvas, length, quality preset,
+// the Advanced controls (which make the settings custom, and whose rule
+// violations show inline and block Generate), the dice and the memory mode.
+func TestSettingsControls(t *testing.T) {
+	h := newHarness(t, fakeengine.Options{}, false)
+	c := h.w.compose
+	h.s.SetPrompt("A fox.")
+	plan := func(cond func(studio.Snapshot) bool) studio.Snapshot {
+		t.Helper()
+		return h.settle(func(sn studio.Snapshot) bool { return sn.Plan != nil && cond(sn) })
+	}
+
+	c.canvasSel.SetSelected("9:16 · 768×1344")
+	sn := plan(func(sn studio.Snapshot) bool { return sn.Plan.Request.Width == 768 })
+	if r := sn.Plan.Request; r.Height != 1344 {
+		t.Errorf("canvas: planned %d×%d", r.Width, r.Height)
+	}
+	c.lengthSel.SetText(studio.FormatLength(56)) // picked from the list
+	sn = plan(func(sn studio.Snapshot) bool { return sn.Plan.Request.Frames == 56 })
+
+	c.qualitySel.SetSelected("Fast")
+	sn = plan(func(sn studio.Snapshot) bool { return sn.Plan.Request.Preset == "fast" })
+	if r := sn.Plan.Request; r.Reuse != 2 || r.Layers != 45 || !r.TokenReduction || sn.Draft.Settings.Custom() {
+		t.Errorf("Fast planned reuse %d layers %d token reduction %v (custom %v)", r.Reuse, r.Layers, r.TokenReduction, sn.Draft.Settings.Custom())
+	}
+	if c.qualityNote.Text == "" {
+		t.Error("the quality preset says nothing about its cost")
+	}
+
+	// Advanced: typed steps make the settings custom.
+	c.steps.SetText("12")
+	sn = plan(func(sn studio.Snapshot) bool { return sn.Plan.Request.Steps == 12 })
+	if !sn.Draft.Settings.Custom() || !strings.Contains(c.advNote.Text, "Custom settings") {
+		t.Errorf("custom %v, note %q", sn.Draft.Settings.Custom(), c.advNote.Text)
+	}
+	// Reuse and core reuse together break a rule: shown inline, Generate off.
+	c.reuse.SetSelected("2")
+	c.coreReuse.SetSelected("2")
+	sn = h.settle(func(sn studio.Snapshot) bool { return sn.Draft.Settings.Speed.CoreReuse == 2 && sn.Draft.Settings.Speed.Reuse == 2 })
+	if !labelsContain(c.settingsMsgs, "Reuse and core reuse can't both be above 1") || !c.generate.Disabled() {
+		t.Errorf("rule not shown inline (generate disabled %v)", c.generate.Disabled())
+	}
+	c.coreReuse.SetSelected("1")
+	plan(func(sn studio.Snapshot) bool { return sn.CanGenerate })
+
+	// The dice picks a new seed and shows it.
+	before := sn.Draft.Settings.Seed
+	test.Tap(c.dice)
+	sn = plan(func(sn studio.Snapshot) bool { return sn.Draft.Settings.Seed != before })
+	if c.seed.Text != strconv.FormatUint(sn.Draft.Settings.Seed, 10) || sn.Plan.Request.Seed != sn.Draft.Settings.Seed {
+		t.Errorf("seed entry %q, planned seed %d, draft %d", c.seed.Text, sn.Plan.Request.Seed, sn.Draft.Settings.Seed)
+	}
+
+	c.memorySel.SetSelected("Streaming — least memory")
+	sn = plan(func(sn studio.Snapshot) bool { return sn.Plan.Request.Memory == "streaming" })
+	if h.w.status.memory.Text != "Memory mode: streaming" {
+		t.Errorf("status bar %q", h.w.status.memory.Text)
+	}
 }
