@@ -218,7 +218,9 @@ func TestSettingsControls(t *testing.T) {
 	// Reuse and core reuse together break a rule: shown inline, Generate off.
 	c.reuse.SetSelected("2")
 	c.coreReuse.SetSelected("2")
-	sn = h.settle(func(sn studio.Snapshot) bool { return sn.Draft.Settings.Speed.CoreReuse == 2 && sn.Draft.Settings.Speed.Reuse == 2 })
+	sn = h.settle(func(sn studio.Snapshot) bool {
+		return sn.Draft.Settings.Speed.CoreReuse == 2 && sn.Draft.Settings.Speed.Reuse == 2
+	})
 	if !labelsContain(c.settingsMsgs, "Reuse and core reuse can't both be above 1") || !c.generate.Disabled() {
 		t.Errorf("rule not shown inline (generate disabled %v)", c.generate.Disabled())
 	}
