@@ -148,4 +148,3 @@ func TestProgressDecodePhase(t *testing.T) {
 		t.Error("the finished take does not replace the live preview")
 	}
 }
-
