@@ -414,6 +414,14 @@ func (c *compose) apply(sn studio.Snapshot) {
 		c.prompt.SetText(d.Prompt)
 	}
 	problemLabels(c.promptMsgs, sn.Problems, studio.AtPrompt, -1)
+	// An empty prompt is where every draft starts, not a mistake: its hint
+	// is shown quietly (Generate's note still says why it is disabled).
+	for _, o := range c.promptMsgs.Objects {
+		if l := o.(*widget.Label); strings.HasPrefix(l.Text, studio.EmptyPromptMessage) && l.Importance != widget.LowImportance {
+			l.Importance = widget.LowImportance
+			l.Refresh()
+		}
+	}
 
 	c.applySlot(c.first, d.First)
 	c.applySlot(c.last, d.Last)
@@ -532,6 +540,23 @@ func dedupe(ps []studio.Problem) []studio.Problem {
 }
 
 func qualityNote(sn studio.Snapshot, q studio.Quality) string {
+	if st := sn.Draft.Settings; st.Custom() {
+		// The preset's own figures would describe settings the draft no
+		// longer has: describe the draft (the same plan as Generate's note).
+		rel := studio.RelativeCost(st.Speed)
+		def, hasDef := sn.Estimates[engine.PresetDefault]
+		if sn.Plan != nil && sn.Plan.Estimate > 0 && hasDef && def > 0 {
+			rel = float64(sn.Plan.Estimate) / float64(def)
+		}
+		note := "customised under Advanced"
+		if sp := studio.SpeedNote(rel); sp != "" && sp != "the usual speed" {
+			note += " — " + sp + " than Default"
+		}
+		if sn.Plan != nil && sn.Plan.Estimate > 0 {
+			note += " · about " + fmtDuration(sn.Plan.Estimate) + " here"
+		}
+		return note
+	}
 	note := q.Summary()
 	if est, ok := sn.Estimates[q.Preset]; ok && est > 0 {
 		if def, ok := sn.Estimates[engine.PresetDefault]; ok && def > 0 && q.Preset != engine.PresetDefault {

@@ -241,3 +241,46 @@ func TestSettingsControls(t *testing.T) {
 		t.Errorf("status bar %q", h.w.status.memory.Text)
 	}
 }
+
+// TestQuietDetails checks three things a first start shows: the empty
+// prompt's hint is quiet (not an error in red), the quality note of
+// customised settings quotes the same estimate as Generate's note, and a
+// library row's two lines fit the row height.
+func TestQuietDetails(t *testing.T) {
+	h := newHarness(t, fakeengine.Options{}, false)
+	c := h.w.compose
+	if len(c.promptMsgs.Objects) != 1 || c.promptMsgs.Objects[0].(*widget.Label).Importance != widget.LowImportance {
+		t.Errorf("the empty prompt's hint is not quiet: %+v", c.promptMsgs.Objects)
+	}
+	h.s.SetSettings(studio.DemoSettings()) // Preview at full render size: custom
+	h.s.SetPrompt("A red fox walks through fresh snow.")
+	sn := h.settle(func(sn studio.Snapshot) bool { return sn.Plan != nil && sn.Plan.Estimate > 0 })
+	if len(c.promptMsgs.Objects) != 0 {
+		t.Errorf("prompt problems shown for a written prompt")
+	}
+	est := "about " + fmtDuration(sn.Plan.Estimate)
+	if !strings.Contains(c.qualityNote.Text, "customised under Advanced") || !strings.Contains(c.qualityNote.Text, est) || !strings.Contains(c.genNote.Text, est) {
+		t.Errorf("quality note %q and Generate's note %q disagree on %q", c.qualityNote.Text, c.genNote.Text, est)
+	}
+	if _, err := h.s.Generate(); err != nil {
+		t.Fatal(err)
+	}
+	h.settle(func(sn studio.Snapshot) bool { return len(sn.Takes) == 1 })
+	l := h.w.library
+	for i, it := range l.items {
+		if it.header != "" {
+			continue
+		}
+		row := l.newRow()
+		l.updateRow(i, row)
+		take := row.(*fyne.Container).Objects[1]
+		if hgt := take.MinSize().Height; hgt > 58 {
+			t.Errorf("a library row needs %v px but rows are 58 px high", hgt)
+		}
+	}
+	for _, line := range strings.Split(l.dMeta.Text, "\n") {
+		if len([]rune(line)) > 60 {
+			t.Errorf("detail line too long for the panel: %q", line)
+		}
+	}
+}
