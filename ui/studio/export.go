@@ -14,9 +14,11 @@ import (
 func (s *Studio) ExportMP4(id, dst string) {
 	s.export(id, func(t Take) (string, error) {
 		if !t.Has(VideoFile) {
+			removeEmpty(dst)
 			return "", errors.New("this take has no MP4: it was made by a build without an MP4 writer (the frames and the sound are in its folder)")
 		}
 		if err := copyFileAtomic(filepath.Join(t.Dir, VideoFile), dst); err != nil {
+			removeEmpty(dst)
 			return "", err
 		}
 		return "Exported " + filepath.Base(dst) + ".", nil
@@ -27,9 +29,11 @@ func (s *Studio) ExportMP4(id, dst string) {
 func (s *Studio) ExportAudio(id, dst string) {
 	s.export(id, func(t Take) (string, error) {
 		if !t.Has(AudioFile) {
+			removeEmpty(dst)
 			return "", errors.New("this take has no sound")
 		}
 		if err := copyFileAtomic(filepath.Join(t.Dir, AudioFile), dst); err != nil {
+			removeEmpty(dst)
 			return "", err
 		}
 		return "Exported " + filepath.Base(dst) + ".", nil
@@ -102,6 +106,17 @@ func (s *Studio) ExportFrames(id, dir string) {
 		}
 		return fmt.Sprintf("Exported %d frames to %s%s.", len(frames), filepath.Base(dir), note), nil
 	})
+}
+
+// removeEmpty removes an empty file at a failed export's destination: the
+// save dialog creates the file it names before the export starts (Fyne's
+// dialog opens a writer), and an empty file must not pass for an export.
+// The copy itself is atomic, so a non-empty file there is never a partial
+// export and is left alone.
+func removeEmpty(path string) {
+	if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() && st.Size() == 0 {
+		os.Remove(path)
+	}
 }
 
 func (s *Studio) export(id string, fn func(Take) (string, error)) {

@@ -56,8 +56,10 @@ func TestExports(t *testing.T) {
 		t.Errorf("exported sound differs from the take's (%v, %v)", err1, err2)
 	}
 
-	// MP4: this take has none; the notice says why, and no file appears.
+	// MP4: this take has none; the notice says why, and no file is left
+	// (not even the empty one the save dialog creates).
 	mp4 := filepath.Join(out, "fox.mp4")
+	os.WriteFile(mp4, nil, 0o644)
 	e.s.ExportMP4(take.ID, mp4)
 	if n := lastNotice(); n.Level != studio.Fail || !strings.Contains(n.Text, "has no MP4") {
 		t.Errorf("MP4 export notice %+v", n)
@@ -83,11 +85,29 @@ func TestExports(t *testing.T) {
 		t.Errorf("frame 22: %v %v", err, img)
 	}
 
+	// Sound onto a full disk: the dialog's empty file goes, an earlier
+	// export is kept.
+	restore := studio.SetCreateFile(func(string) (io.WriteCloser, error) { return &fullDisk{}, nil })
+	wav2 := filepath.Join(out, "fox2.wav")
+	os.WriteFile(wav2, nil, 0o644)
+	e.s.ExportAudio(take.ID, wav2)
+	e.s.ExportAudio(take.ID, wav)
+	if n := lastNotice(); n.Level != studio.Fail || !strings.Contains(n.Text, "disk is full") {
+		t.Errorf("full-disk sound export notice %+v", n)
+	}
+	restore()
+	if _, err := os.Stat(wav2); err == nil {
+		t.Error("a failed export left an empty file")
+	}
+	if b, _ := os.ReadFile(wav); !bytes.Equal(b, want) {
+		t.Error("a failed export damaged the file it was to replace")
+	}
+
 	// Frames onto a full disk: the export fails, says so, and takes back
 	// the frames it wrote.
 	full := filepath.Join(out, "full")
 	n := 0
-	restore := studio.SetCreateFile(func(p string) (io.WriteCloser, error) {
+	restore = studio.SetCreateFile(func(p string) (io.WriteCloser, error) {
 		n++
 		if n > 5 {
 			return &fullDisk{}, nil
