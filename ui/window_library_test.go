@@ -284,3 +284,23 @@ func TestQuietDetails(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyboardShortcutsDialog: the list is two aligned columns of plain
+// text (tabs made Fyne split ⌘ and ↩ into replacement characters).
+func TestKeyboardShortcutsDialog(t *testing.T) {
+	h := newHarness(t, fakeengine.Options{}, false)
+	h.w.showKeys()
+	top := h.w.Fyne().Canvas().Overlays().Top()
+	if top == nil {
+		t.Fatal("no Keyboard Shortcuts window")
+	}
+	text := strings.Join(allWidgetText(top), "\n")
+	for _, want := range []string{"Space", "play / pause", generateKey, cmdKey + "E", "export the take as MP4"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("shortcuts lack %q:\n%s", want, text)
+		}
+	}
+	if strings.ContainsAny(text, "\t↩\uFFFD") {
+		t.Errorf("shortcut text holds tabs or glyphs the font lacks:\n%q", text)
+	}
+}
