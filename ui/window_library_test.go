@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/driver/desktop"
 	"fyne.io/fyne/v2/storage"
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/theme"
@@ -302,5 +303,42 @@ func TestKeyboardShortcutsDialog(t *testing.T) {
 	}
 	if strings.ContainsAny(text, "\t↩\uFFFD") {
 		t.Errorf("shortcut text holds tabs or glyphs the font lacks:\n%q", text)
+	}
+}
+
+// TestMenus checks the main menu against the macOS conventions:
+// File, Edit, View, Window, Help; About and Settings… (⌘,) labelled so Fyne
+// moves them into the app menu on macOS; Open Model Folder…, Export MP4…
+// (⌘E), Export Frames… and Export Audio… in File.
+func TestMenus(t *testing.T) {
+	h := newHarness(t, fakeengine.Options{}, false)
+	m := h.w.mainMenu()
+	var names []string
+	items := map[string]*fyne.MenuItem{}
+	for _, menu := range m.Items {
+		names = append(names, menu.Label)
+		for _, it := range menu.Items {
+			items[menu.Label+"/"+it.Label] = it
+		}
+	}
+	if got := strings.Join(names, ","); got != "File,Edit,View,Window,Help" {
+		t.Errorf("menus %s", got)
+	}
+	for path, key := range map[string]fyne.KeyName{
+		"File/Open Model Folder…": fyne.KeyO, "File/Export MP4…": fyne.KeyE, "File/Export Frames…": "",
+		"File/Export Audio…": "", "Edit/Settings…": fyne.KeyComma, "Help/About": "", "File/Generate": fyne.KeyReturn,
+	} {
+		it := items[path]
+		if it == nil || it.Action == nil {
+			t.Errorf("no %s", path)
+			continue
+		}
+		sc, _ := it.Shortcut.(*desktop.CustomShortcut)
+		switch {
+		case key == "" && it.Shortcut != nil:
+			t.Errorf("%s has an unexpected shortcut", path)
+		case key != "" && (sc == nil || sc.KeyName != key || sc.Modifier != fyne.KeyModifierShortcutDefault):
+			t.Errorf("%s shortcut %+v, want the command key with %s", path, it.Shortcut, key)
+		}
 	}
 }
