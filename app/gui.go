@@ -98,14 +98,23 @@ func runGUI(args []string, stdout, stderr io.Writer) int {
 	default:
 		s.SetSettings(studio.DemoSettings())
 	}
+	if prefs.Draft != nil && !firstStart {
+		s.RestoreDraft(*prefs.Draft) // the prompt and files left at the last quit
+	}
 	if !prefs.existed {
 		prefs.save() // the next start is not a first start
 	}
 
 	a.Lifecycle().SetOnStopped(func() {
 		win.Stop()
-		st := s.Snapshot().Draft.Settings
-		prefs.Settings = &st
+		d := s.Snapshot().Draft
+		st, saved := d.Settings, d.Saved()
+		prefs.mu.Lock()
+		prefs.Settings, prefs.Draft = &st, &saved
+		if saved.Empty() {
+			prefs.Draft = nil
+		}
+		prefs.mu.Unlock()
 		prefs.save()
 		s.Close()
 	})

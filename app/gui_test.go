@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"h3studio/ui/studio"
 )
 
 // TestOpenLibraryFallsBack: a library folder chosen in Settings… that can't
@@ -34,5 +36,22 @@ func TestOpenLibraryFallsBack(t *testing.T) {
 	}
 	if missingModelNotice("") != "" || !strings.Contains(missingModelNotice("/Volumes/Models/MiniMax-H3"), "/Volumes/Models/MiniMax-H3") {
 		t.Error("missing model notice")
+	}
+}
+
+// TestPrefsKeepTheDraft: the prompt and files left in Compose are written
+// to settings.json and read back at the next start.
+func TestPrefsKeepTheDraft(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	t.Setenv("HOME", t.TempDir())
+	p := loadPrefs()
+	if p.existed || p.Draft != nil {
+		t.Fatalf("fresh prefs %+v", p)
+	}
+	p.Draft = &studio.SavedDraft{Prompt: "A fox.", First: "/x/first.png", References: []studio.SavedReference{{Path: "/x/v.mp4", Silent: true}}}
+	p.save()
+	q := loadPrefs()
+	if !q.existed || q.Draft == nil || q.Draft.Prompt != "A fox." || q.Draft.First != "/x/first.png" || len(q.Draft.References) != 1 || !q.Draft.References[0].Silent {
+		t.Errorf("read back %+v", q.Draft)
 	}
 }

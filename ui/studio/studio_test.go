@@ -572,3 +572,48 @@ func TestMemoryFitWarning(t *testing.T) {
 		t.Errorf("fit warning %+v (can generate %v): %+v", warn, sn.CanGenerate, sn.Problems)
 	}
 }
+
+// TestRestoreDraft: the draft a user leaves (prompt, keyframes,
+// references with their options) comes back in a new studio from its
+// saved form, files read again, labels unchanged, nothing to undo; a file
+// deleted meanwhile is marked, not dropped.
+func TestRestoreDraft(t *testing.T) {
+	e := newEnv(t, fakeengine.Options{}, false)
+	a := e.png("a.png", color.RGBA{255, 0, 0, 255})
+	b := e.png("b.png", color.RGBA{0, 255, 0, 255})
+	voice := e.wav("voice.wav", 3)
+	e.s.ApplyTemplate("ref2va")
+	e.s.AddReferences([]string{a, voice, b})
+	sn := e.settle(func(sn studio.Snapshot) bool {
+		return len(sn.Draft.References) == 3 && sn.Draft.References[2].Media.State == studio.MediaReady
+	})
+	e.s.SetPrompt(strings.Replace(sn.Draft.Prompt, "<Picture 2> is", "<Picture 2> is the green card.", 1))
+	e.s.SetKeepLabels(false)
+	sn = e.settle(func(sn studio.Snapshot) bool { return !sn.Draft.KeepLabels })
+	saved := sn.Draft.Saved()
+	blob, err := json.Marshal(saved)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(b) // deleted between runs
+
+	f := newEnv(t, fakeengine.Options{}, false)
+	var back studio.SavedDraft
+	if err := json.Unmarshal(blob, &back); err != nil {
+		t.Fatal(err)
+	}
+	f.s.RestoreDraft(back)
+	got := f.settle(func(sn studio.Snapshot) bool {
+		return len(sn.Draft.References) == 3 && sn.Draft.References[1].Media.State == studio.MediaReady &&
+			sn.Draft.References[2].Media.State != studio.MediaProbing
+	})
+	if got.Draft.Prompt != sn.Draft.Prompt || got.Draft.KeepLabels || strings.Join(got.Labels, ",") != "Picture 1,Audio 1,Picture 2" {
+		t.Errorf("restored prompt/labels differ:\n%s\n%v", got.Draft.Prompt, got.Labels)
+	}
+	if got.Draft.References[2].Media.State != studio.MediaMissing || got.CanUndo {
+		t.Errorf("deleted file %+v, undo %v", got.Draft.References[2].Media, got.CanUndo)
+	}
+	if (studio.SavedDraft{}).Empty() != true || saved.Empty() {
+		t.Error("Empty")
+	}
+}
