@@ -134,6 +134,15 @@ func TestProgressDecodePhase(t *testing.T) {
 	if sn.Viewer.Live == nil || !h.w.viewer.live {
 		t.Error("the stage dropped the last preview while decoding")
 	}
+	// Saving: the estimate has run out (the fake engine gives none), and the
+	// foot says the take is finishing rather than "estimating".
+	for i := 0; i < 2+2+3; i++ {
+		hold <- struct{}{}
+	}
+	h.settle(func(sn studio.Snapshot) bool { return sn.Running != nil && sn.Running.Current == engine.PhaseExport })
+	if foot := h.w.progress.foot.Text; strings.Contains(foot, "estimating") {
+		t.Errorf("foot while saving: %q", foot)
+	}
 	go func() {
 		for {
 			select {
