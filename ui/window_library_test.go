@@ -131,6 +131,13 @@ func TestLibraryActions(t *testing.T) {
 	if _, err := os.Stat(trashed); err != nil {
 		t.Errorf("the take is not in the Trash: %v", err)
 	}
+	sn = h.w.Snapshot()
+	if r := sn.Draft.References[0].Media; r.State != studio.MediaMissing || sn.CanGenerate {
+		t.Errorf("the reference taken from the trashed take: %+v (can generate %v)", r, sn.CanGenerate)
+	}
+	if !labelsContain(h.w.compose.refList, "moved or deleted") {
+		t.Error("the list does not say the reference is gone")
+	}
 	if h.w.library.count.Text != "0 takes" || h.w.library.detail.Visible() {
 		t.Errorf("library still shows %q (detail visible %v)", h.w.library.count.Text, h.w.library.detail.Visible())
 	}

@@ -229,6 +229,21 @@ func (s *Studio) DeleteTake(id string) {
 				s.viewerSeq++
 				s.viewer = Viewer{}
 			}
+			// A frame or reference taken from this take (Chain →, Use as
+			// Reference) went to the Trash with it: mark it, as the watcher
+			// would for a deleted input (a moved folder sends no event for
+			// the files inside it).
+			gone := false
+			s.forEachMediaLocked(func(m *Media) {
+				if !m.Empty() && within(filepath.Clean(m.Path), filepath.Clean(t.Dir)) {
+					m.State, m.Note = MediaMissing, "its take was moved to the Trash"
+					gone = true
+				}
+			})
+			if gone {
+				s.draftVer++
+				s.schedulePlanLocked()
+			}
 			s.noticeLocked(Info, fmt.Sprintf("“%s” was moved to the Trash.", t.Meta.Title), "")
 		})
 	})
