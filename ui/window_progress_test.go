@@ -86,12 +86,17 @@ func TestProgressEveryPhase(t *testing.T) {
 	if !strings.Contains(h.w.compose.generate.Text, "queue") {
 		t.Errorf("Generate says %q while a take runs", h.w.compose.generate.Text)
 	}
+	// Cancel All: the running take and the queued one stop, nothing is
+	// saved, and the panel says so.
 	h.s.CancelAll()
-	// The running take finishes its denoising and decodes: the decode has
-	// its own bar.
-	h.settle(func(sn studio.Snapshot) bool { return sn.Queued == 0 && sn.Running != nil && sn.Running.Canceling })
-	if h.w.progress.cancel.Text != "Cancelling…" || !h.w.progress.cancel.Disabled() {
-		t.Errorf("cancel button %q (disabled %v)", h.w.progress.cancel.Text, h.w.progress.cancel.Disabled())
+	sn = h.settle(func(sn studio.Snapshot) bool { return sn.Running == nil && sn.Queued == 0 })
+	for _, j := range sn.Jobs {
+		if j.State != studio.JobCancelled {
+			t.Errorf("job %d ended %v", j.ID, j.State)
+		}
+	}
+	if !strings.Contains(h.w.progress.last.Text, "was cancelled; nothing was saved") || len(sn.Takes) != 0 {
+		t.Errorf("after Cancel All: %q, %d takes", h.w.progress.last.Text, len(sn.Takes))
 	}
 }
 

@@ -126,9 +126,11 @@ type Studio struct {
 	notices    []Notice
 	nextNotice int
 
-	probing map[string]int // path → probe generation in flight
-	watch   *watcher
-	closed  bool
+	probing     map[string]int // path → probe generation queued or in flight
+	probeQueue  []string       // paths waiting for a probe slot
+	probeActive int            // probes running (at most maxProbes)
+	watch       *watcher
+	closed      bool
 
 	sampleWanted bool // RenderSampleTake: queue the sample take when the demo is ready
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"image"
 	"image/color"
 	"image/png"
@@ -615,5 +616,56 @@ func TestRestoreDraft(t *testing.T) {
 	}
 	if (studio.SavedDraft{}).Empty() != true || saved.Empty() {
 		t.Error("Empty")
+	}
+}
+
+// TestProbesAreBounded: a drop of many files reads at most two at a time
+// (each may decode a large picture), and every one is read in the end.
+func TestProbesAreBounded(t *testing.T) {
+	dir := t.TempDir()
+	lib, _ := studio.OpenLibrary(filepath.Join(dir, "lib"), nil)
+	var mu sync.Mutex
+	active, most := 0, 0
+	opener := func(path string) (media.Source, error) {
+		mu.Lock()
+		active++
+		most = max(most, active)
+		mu.Unlock()
+		time.Sleep(20 * time.Millisecond)
+		mu.Lock()
+		active--
+		mu.Unlock()
+		return nil, errors.ErrUnsupported // the portable readers take over
+	}
+	s, err := studio.New(studio.Options{Engine: fakeengine.New(fakeengine.Options{}), Library: lib, Opener: opener})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	e := &env{t: t, in: dir}
+	var paths []string
+	for i := 0; i < 12; i++ {
+		paths = append(paths, e.png(fmt.Sprintf("p%02d.png", i), color.RGBA{uint8(i * 20), 0, 0, 255}))
+	}
+	s.AddReferences(paths)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		sn := s.Snapshot()
+		ready := 0
+		for _, r := range sn.Draft.References {
+			if r.Media.State == studio.MediaReady {
+				ready++
+			}
+		}
+		if ready == len(paths) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d files read", ready, len(paths))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if most > 2 || most == 0 {
+		t.Errorf("%d files were read at once, want at most 2", most)
 	}
 }
