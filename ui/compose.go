@@ -53,6 +53,7 @@ type compose struct {
 	reuse, layers, coreReuse, render *widget.Select
 	tokenRed, previews               *widget.Check
 	advNote                          *widget.Label
+	advanced                         *widget.Accordion
 	settingsMsgs                     *fyne.Container
 
 	generate *widget.Button
@@ -247,7 +248,7 @@ func newCompose(w *Window) *compose {
 		widget.NewFormItem("", c.tokenRed),
 		widget.NewFormItem("", c.previews),
 	)
-	advanced := widget.NewAccordion(widget.NewAccordionItem("Advanced", container.NewVBox(adv, c.advNote, container.NewHBox(spacer(), reset))))
+	c.advanced = widget.NewAccordion(widget.NewAccordionItem("Advanced", container.NewVBox(adv, c.advNote, container.NewHBox(spacer(), reset))))
 	c.settingsMsgs = container.NewVBox()
 
 	settings := widget.NewForm(
@@ -277,7 +278,7 @@ func newCompose(w *Window) *compose {
 		c.refMsgs,
 		sectionLabel("Settings"),
 		settings,
-		advanced,
+		c.advanced,
 		c.settingsMsgs,
 	)
 	bottom := container.NewVBox(widget.NewSeparator(), c.generate, c.genNote)
@@ -441,13 +442,17 @@ func (c *compose) apply(sn studio.Snapshot) {
 
 	st := d.Settings
 	c.canvasSel.SetSelected(studio.CanvasFor(st.Width, st.Height).Label)
-	if n, ok := parseLength(c.lengthSel.Text); !ok || n != st.Frames {
+	// A field being typed in is left alone (a take running sends changes
+	// many times a second): the length until it is submitted or left, the
+	// numbers unless the state moved away from what they say (the dice).
+	focused := c.w.win.Canvas().Focused()
+	if n, ok := parseLength(c.lengthSel.Text); (!ok || n != st.Frames) && focused != c.lengthSel {
 		c.lengthSel.SetText(studio.FormatLength(st.Frames))
 	}
 	q := studio.QualityOf(st.Quality)
 	c.qualitySel.SetSelected(q.Name)
 	c.qualityNote.SetText(qualityNote(sn, q))
-	if v, err := strconv.ParseUint(strings.TrimSpace(c.seed.Text), 10, 64); err != nil || v != st.Seed {
+	if v, err := strconv.ParseUint(strings.TrimSpace(c.seed.Text), 10, 64); (err != nil && focused != c.seed) || (err == nil && v != st.Seed) {
 		c.seed.SetText(strconv.FormatUint(st.Seed, 10))
 	}
 	for _, m := range memoryModes {
@@ -455,7 +460,7 @@ func (c *compose) apply(sn studio.Snapshot) {
 			c.memorySel.SetSelected(m.label)
 		}
 	}
-	if v, err := strconv.Atoi(strings.TrimSpace(c.steps.Text)); err != nil || v != st.Speed.Steps {
+	if v, err := strconv.Atoi(strings.TrimSpace(c.steps.Text)); (err != nil && focused != c.steps) || (err == nil && v != st.Speed.Steps) {
 		c.steps.SetText(strconv.Itoa(st.Speed.Steps))
 	}
 	c.reuse.SetSelected(strconv.Itoa(st.Speed.Reuse))

@@ -349,3 +349,52 @@ func TestMenus(t *testing.T) {
 		}
 	}
 }
+
+// TestTypingWhileGenerating: a running take refreshes the window many times
+// a second; a seed, steps or length being typed is not reset under the
+// user's fingers.
+func TestTypingWhileGenerating(t *testing.T) {
+	h := newHarness(t, fakeengine.Options{}, false)
+	c := h.w.compose
+	canvas := h.w.Fyne().Canvas()
+	poke := func() { h.s.Notify(studio.Info, "a change"); h.settle(func(studio.Snapshot) bool { return true }) }
+
+	canvas.Focus(c.seed)
+	c.seed.SetText("") // cleared, about to type a new seed
+	poke()
+	if c.seed.Text != "" {
+		t.Errorf("the seed being typed was reset to %q", c.seed.Text)
+	}
+	test.Type(c.seed, "77")
+	poke()
+	if sn := h.w.Snapshot(); sn.Draft.Settings.Seed != 77 || c.seed.Text != "77" {
+		t.Errorf("seed %d, field %q", sn.Draft.Settings.Seed, c.seed.Text)
+	}
+	test.Tap(c.dice) // the dice still writes into the focused field
+	sn := h.settle(func(sn studio.Snapshot) bool { return sn.Draft.Settings.Seed != 77 })
+	if c.seed.Text != strconv.FormatUint(sn.Draft.Settings.Seed, 10) {
+		t.Errorf("dice: field %q, seed %d", c.seed.Text, sn.Draft.Settings.Seed)
+	}
+
+	canvas.Focus(c.lengthSel)
+	c.lengthSel.SetText("5") // not submitted yet
+	poke()
+	if c.lengthSel.Text != "5" {
+		t.Errorf("the length being typed was reset to %q", c.lengthSel.Text)
+	}
+	c.lengthSel.OnSubmitted(c.lengthSel.Text)
+	h.settle(func(sn studio.Snapshot) bool { return sn.Draft.Settings.Frames == 124 })
+
+	c.advanced.Open(0)
+	canvas.Focus(c.steps)
+	c.steps.SetText("")
+	poke()
+	if c.steps.Text != "" {
+		t.Errorf("the steps being typed were reset to %q", c.steps.Text)
+	}
+	canvas.Unfocus()
+	poke()
+	if want := strconv.Itoa(h.w.Snapshot().Draft.Settings.Speed.Steps); c.steps.Text != want {
+		t.Errorf("left empty, steps show %q, want %s", c.steps.Text, want)
+	}
+}
