@@ -669,3 +669,33 @@ func TestProbesAreBounded(t *testing.T) {
 		t.Errorf("%d files were read at once, want at most 2", most)
 	}
 }
+
+// TestInfoNoticesFade: an Info notice leaves by itself after a while;
+// warnings, failures and notices offering Undo stay until dismissed.
+func TestInfoNoticesFade(t *testing.T) {
+	dir := t.TempDir()
+	lib, _ := studio.OpenLibrary(filepath.Join(dir, "lib"), nil)
+	s, err := studio.New(studio.Options{Engine: fakeengine.New(fakeengine.Options{}), Library: lib, InfoNoticeLife: 30 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.Notify(studio.Info, "Exported fox.wav.")
+	s.Notify(studio.Warn, "No sound output.")
+	s.ApplyExample(0) // an Info notice with Undo
+	if n := len(s.Snapshot().Notices); n != 3 {
+		t.Fatalf("%d notices", n)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for len(s.Snapshot().Notices) != 2 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(100 * time.Millisecond)
+	var left []string
+	for _, n := range s.Snapshot().Notices {
+		left = append(left, n.Text)
+	}
+	if len(left) != 2 || left[0] != "No sound output." || !strings.Contains(left[1], "example") {
+		t.Errorf("notices left: %q", left)
+	}
+}
