@@ -347,7 +347,7 @@ func TestDiskFullKeepsLibrary(t *testing.T) {
 	e.s.SetSeed(9)
 	e.s.Generate()
 	sn := e.settle(func(sn studio.Snapshot) bool { return sn.Jobs[0].State == studio.JobFailed })
-	if !strings.Contains(sn.Jobs[0].Message, "disk is full") {
+	if !strings.HasPrefix(sn.Jobs[0].Message, "The disk is full, so the take could not be saved. Nothing in the library was changed") {
 		t.Errorf("message %q", sn.Jobs[0].Message)
 	}
 	after, staging := takeDirs(t, e.lib)
