@@ -648,12 +648,8 @@ func (c *compose) newRefRow(id int) *refRow {
 	r := &refRow{id: id}
 	r.handle = widgets.NewHandle()
 	r.handle.OnDragEnd = func(dy float32) {
-		h := r.box.Size().Height + theme.Padding()
-		if h <= 0 {
-			return
-		}
-		if steps := int(math.Round(float64(dy / h))); steps != 0 {
-			s.MoveReference(r.id, r.index+steps)
+		if to := c.dropIndex(r, dy); to != r.index {
+			s.MoveReference(r.id, to)
 		}
 	}
 	r.thumb = widgets.NewThumb(40)
@@ -672,6 +668,23 @@ func (c *compose) newRefRow(id int) *refRow {
 	left := container.NewHBox(r.handle, r.thumb, container.NewCenter(r.badge))
 	r.box = container.NewBorder(nil, nil, left, container.NewHBox(r.more, r.remove), text)
 	return r
+}
+
+// dropIndex is where a row dragged by dy lands: the place of the row its
+// centre ends up over (rows may be followed by their inline problems, so
+// the distance is measured against the rows, not counted in row heights).
+func (c *compose) dropIndex(r *refRow, dy float32) int {
+	d := fyne.CurrentApp().Driver()
+	y := d.AbsolutePositionForObject(r.box).Y + r.box.Size().Height/2 + dy
+	to := r.index
+	best := float32(math.MaxFloat32)
+	for _, o := range c.refRows {
+		top := d.AbsolutePositionForObject(o.box).Y
+		if dist := float32(math.Abs(float64(y - (top + o.box.Size().Height/2)))); dist < best {
+			best, to = dist, o.index
+		}
+	}
+	return to
 }
 
 func (c *compose) refMenu(r *refRow) {

@@ -58,10 +58,45 @@ func TestReorderByDrag(t *testing.T) {
 	if !strings.Contains(sn.Draft.Prompt, "<Picture 1> is the blue card.") || strings.Contains(sn.Draft.Prompt, "<Picture 3> is the blue card.") {
 		t.Errorf("the label lines did not follow the drag:\n%s", sn.Draft.Prompt)
 	}
+	// A row followed by its inline problem (a broken file) counts as one
+	// place: the last row dragged onto the first broken one's place lands
+	// there, past two rows with their problems.
+	d := h.file("d.png", pngBytes(color.RGBA{90, 90, 90, 255}))
+	h.s.AddReferences([]string{d})
+	broken := h.file("broken.png", []byte("\x89PNG\r\n\x1a\ntruncated"))
+	broken2 := h.file("broken2.png", []byte("\x89PNG\r\n\x1a\ntruncated too"))
+	h.s.ReplaceReference(sn.Draft.References[1].ID, broken)
+	h.s.ReplaceReference(sn.Draft.References[2].ID, broken2)
+	sn = h.settle(func(sn studio.Snapshot) bool {
+		return len(sn.Draft.References) == 4 && sn.Draft.References[1].Media.State == studio.MediaBroken &&
+			sn.Draft.References[2].Media.State == studio.MediaBroken && sn.Draft.References[3].Media.State == studio.MediaReady
+	})
+	b2 := sn.Draft.References[2].ID
+	drv := fyne.CurrentApp().Driver()
+	dRow, bRow := h.w.compose.refRows[sn.Draft.References[3].ID], h.w.compose.refRows[sn.Draft.References[1].ID]
+	dy := drv.AbsolutePositionForObject(bRow.box).Y - drv.AbsolutePositionForObject(dRow.box).Y
+	dRow.handle.Dragged(&fyne.DragEvent{Dragged: fyne.NewDelta(0, dy)})
+	dRow.handle.DragEnd()
+	sn = h.settle(func(sn studio.Snapshot) bool { return sn.Draft.References[3].ID != dRow.id })
+	if sn.Draft.References[1].ID != dRow.id {
+		var order []string
+		for _, r := range sn.Draft.References {
+			order = append(order, filepath.Base(r.Media.Path))
+		}
+		t.Errorf("dragged onto the second place, the list is %v", order)
+	}
+	h.s.RemoveReference(bRow.id)
+	h.s.RemoveReference(b2)
+	h.s.RemoveReference(dRow.id)
+	h.s.AddReferences([]string{b})
+	sn = h.settle(func(sn studio.Snapshot) bool {
+		return len(sn.Draft.References) == 2 && sn.Draft.References[1].Media.State == studio.MediaReady
+	})
+
 	// Replacing a picture by a sound keeps its place and relabels.
 	h.s.ReplaceReference(sn.Draft.References[1].ID, h.wav("voice.wav", 3))
 	sn = h.settle(func(sn studio.Snapshot) bool { return sn.Draft.References[1].Media.State == studio.MediaReady })
-	if got := strings.Join(sn.Labels, ","); got != "Picture 1,Audio 1,Picture 2" {
+	if got := strings.Join(sn.Labels, ","); got != "Picture 1,Audio 1" {
 		t.Errorf("labels after replacing: %s", got)
 	}
 }
