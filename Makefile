@@ -86,7 +86,7 @@ test-go:
 # seconds), `make fuzz` for a minute each.
 # -fuzzminimizetime is bounded because minimising a new input of a few KB
 # (a JSON config) can otherwise stall a short run for its whole duration.
-FUZZ_TARGETS := engine/media:FuzzDecodeImage engine/media:FuzzDecodeWAV engine/media:FuzzSniffOrientation \
+FUZZ_TARGETS := engine/media:FuzzDecodeImage engine/media:FuzzDecodeWAV engine/media:FuzzWAVHeader engine/media:FuzzSniffOrientation \
 	engine/tokenizer:FuzzEncode engine/qwen3vl:FuzzParseConfig engine/videovae:FuzzReadConfig engine/audiovae:FuzzParseConfig app:FuzzParseGenerateArgs \
 	engine/safetensors:FuzzParseHeader engine/safetensors:FuzzParseIndex engine/snapshot:FuzzConfigs \
 	engine/dit:FuzzParseConfig
@@ -159,11 +159,13 @@ test-kernels:
 
 # On a Mac: the conformance suite on the Metal GPU (hand kernels, the MPSGraph
 # GEMM path and large shapes), then the engine's tests with the Metal backend
-# wherever they take their backend from engine/compute/testbackend.
+# wherever they take their backend from engine/compute/testbackend, and the
+# AVFoundation media tests (MP4 export and import, ImageIO) of darwin/.
 parity:
 ifeq ($(UNAME_S),Darwin)
 	$(GO) test -count=1 -run 'Metal' -v ./engine/compute/metal/
 	H3_TEST_BACKEND=metal $(GO) test -count=1 ./engine/...
+	$(GO) test -count=1 -v ./darwin/...
 else
 	@echo "make parity needs macOS with a Metal GPU (on Linux, make test-kernels runs the kernels on the CPU)"; exit 1
 endif

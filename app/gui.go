@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -48,14 +49,7 @@ func runGUI(args []string, stdout, stderr io.Writer) int {
 
 	prefs := loadPrefs()
 	cache := cacheDir()
-	lib := *libDir
-	if lib == "" {
-		lib = prefs.LibraryDir
-	}
-	if lib == "" {
-		lib = defaultLibrary()
-	}
-	library, err := studio.OpenLibrary(lib, nil)
+	library, libNotice, err := openLibrary(*libDir, prefs.LibraryDir, defaultLibrary())
 	if err != nil {
 		fmt.Fprintln(stderr, "h3studio:", err)
 		return 1
@@ -89,8 +83,14 @@ func runGUI(args []string, stdout, stderr io.Writer) int {
 	case prefs.ModelDir != "" && exists(prefs.ModelDir):
 		s.SetModel(prefs.ModelDir)
 	default:
+		if msg := missingModelNotice(prefs.ModelDir); msg != "" {
+			s.Notify(studio.Warn, msg) // the choice is kept for the next start
+		}
 		s.UseDemo()
 		s.RenderSampleTake() // a real take behind the drawn placeholder, when the library is empty
+	}
+	if libNotice != "" {
+		s.Notify(studio.Warn, libNotice)
 	}
 	switch {
 	case prefs.Settings != nil && !firstStart:
@@ -98,14 +98,23 @@ func runGUI(args []string, stdout, stderr io.Writer) int {
 	default:
 		s.SetSettings(studio.DemoSettings())
 	}
+	if prefs.Draft != nil && !firstStart {
+		s.RestoreDraft(*prefs.Draft) // the prompt and files left at the last quit
+	}
 	if !prefs.existed {
 		prefs.save() // the next start is not a first start
 	}
 
 	a.Lifecycle().SetOnStopped(func() {
 		win.Stop()
-		st := s.Snapshot().Draft.Settings
-		prefs.Settings = &st
+		d := s.Snapshot().Draft
+		st, saved := d.Settings, d.Saved()
+		prefs.mu.Lock()
+		prefs.Settings, prefs.Draft = &st, &saved
+		if saved.Empty() {
+			prefs.Draft = nil
+		}
+		prefs.mu.Unlock()
 		prefs.save()
 		s.Close()
 	})
@@ -116,6 +125,49 @@ func runGUI(args []string, stdout, stderr io.Writer) int {
 	}
 	w.ShowAndRun()
 	return selftestStatus
+}
+
+// openLibrary opens the library folder: the command line's, else the one
+// chosen in Settings…, else ~/Movies/H3 Studio. A chosen folder that can't
+// be opened (an external disk that is not connected) does not stop the
+// app: the default library is used for this run, the notice says so, and
+// the choice stays in the settings for the next start.
+func openLibrary(cmdline, chosen, def string) (lib *studio.Library, notice string, err error) {
+	dir := cmdline
+	if dir == "" {
+		dir = chosen
+	}
+	if dir == "" {
+		dir = def
+	}
+	lib, err = studio.OpenLibrary(dir, nil)
+	if err == nil || dir == def || cmdline != "" {
+		return lib, "", err
+	}
+	lib, derr := studio.OpenLibrary(def, nil)
+	if derr != nil {
+		return nil, "", err
+	}
+	return lib, fmt.Sprintf("The library folder %s can't be opened (%s), so takes are saved in %s for now. Connect its disk and restart, or choose another folder in Settings….",
+		dir, errorCause(err), def), nil
+}
+
+// missingModelNotice says why a remembered model folder is not used ("" when
+// none was remembered).
+func missingModelNotice(dir string) string {
+	if dir == "" {
+		return ""
+	}
+	return "The model folder " + dir + " can't be found (moved, or its disk is not connected), so the demo checkpoint is used for now. File ▸ Open Model Folder… chooses it again."
+}
+
+// errorCause is the innermost reason of a file error ("permission denied").
+func errorCause(err error) string {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
 }
 
 // dropPSN removes the -psn_… argument macOS passes to apps started by the

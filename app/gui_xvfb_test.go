@@ -159,12 +159,13 @@ func checkLibrary(t *testing.T, lib string, fake bool) {
 			Sample bool     `json:"sample"`
 			Notes  []string `json:"notes"`
 			Model  struct {
-				Name   string `json:"name"`
-				Engine string `json:"engine"`
+				Name    string `json:"name"`
+				Engine  string `json:"engine"`
+				Version string `json:"version"`
 			} `json:"model"`
 		}
 		b, _ := os.ReadFile(filepath.Join(dir, "take.json"))
-		if err := json.Unmarshal(b, &m); err != nil || m.Frames != 22 || (m.Model.Engine != "") != fake {
+		if err := json.Unmarshal(b, &m); err != nil || m.Frames != 22 || (m.Model.Engine != "") != fake || m.Model.Version == "" {
 			t.Errorf("take.json: %v %s", err, b)
 		}
 		switch {

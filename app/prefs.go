@@ -16,6 +16,8 @@ type prefs struct {
 	ModelDir   string           `json:"model_dir,omitempty"`
 	LibraryDir string           `json:"library_dir,omitempty"`
 	Settings   *studio.Settings `json:"settings,omitempty"`
+	// Draft is Compose's prompt and files when the app last quit.
+	Draft *studio.SavedDraft `json:"draft,omitempty"`
 
 	mu      sync.Mutex
 	path    string

@@ -48,10 +48,12 @@ type compose struct {
 	lengthSel                        *widget.SelectEntry
 	qualityNote                      *widget.Label
 	seed                             *widget.Entry
+	dice                             *widget.Button
 	steps                            *widget.Entry
 	reuse, layers, coreReuse, render *widget.Select
 	tokenRed, previews               *widget.Check
 	advNote                          *widget.Label
+	advanced                         *widget.Accordion
 	settingsMsgs                     *fyne.Container
 
 	generate *widget.Button
@@ -177,8 +179,8 @@ func newCompose(w *Window) *compose {
 			s.SetSeed(v)
 		}
 	}
-	dice := widget.NewButtonWithIcon("", diceIcon, func() { s.RollSeed() })
-	dice.Importance = widget.LowImportance
+	c.dice = widget.NewButtonWithIcon("", diceIcon, func() { s.RollSeed() })
+	c.dice.Importance = widget.LowImportance
 	var mems []string
 	for _, m := range memoryModes {
 		mems = append(mems, m.label)
@@ -246,14 +248,14 @@ func newCompose(w *Window) *compose {
 		widget.NewFormItem("", c.tokenRed),
 		widget.NewFormItem("", c.previews),
 	)
-	advanced := widget.NewAccordion(widget.NewAccordionItem("Advanced", container.NewVBox(adv, c.advNote, container.NewHBox(spacer(), reset))))
+	c.advanced = widget.NewAccordion(widget.NewAccordionItem("Advanced", container.NewVBox(adv, c.advNote, container.NewHBox(spacer(), reset))))
 	c.settingsMsgs = container.NewVBox()
 
 	settings := widget.NewForm(
 		widget.NewFormItem("Canvas", c.canvasSel),
 		widget.NewFormItem("Length", c.lengthSel),
 		widget.NewFormItem("Quality", container.NewVBox(c.qualitySel, c.qualityNote)),
-		widget.NewFormItem("Seed", container.NewBorder(nil, nil, nil, dice, c.seed)),
+		widget.NewFormItem("Seed", container.NewBorder(nil, nil, nil, c.dice, c.seed)),
 		widget.NewFormItem("Memory", c.memorySel),
 	)
 
@@ -276,7 +278,7 @@ func newCompose(w *Window) *compose {
 		c.refMsgs,
 		sectionLabel("Settings"),
 		settings,
-		advanced,
+		c.advanced,
 		c.settingsMsgs,
 	)
 	bottom := container.NewVBox(widget.NewSeparator(), c.generate, c.genNote)
@@ -413,6 +415,14 @@ func (c *compose) apply(sn studio.Snapshot) {
 		c.prompt.SetText(d.Prompt)
 	}
 	problemLabels(c.promptMsgs, sn.Problems, studio.AtPrompt, -1)
+	// An empty prompt is where every draft starts, not a mistake: its hint
+	// is shown quietly (Generate's note still says why it is disabled).
+	for _, o := range c.promptMsgs.Objects {
+		if l := o.(*widget.Label); strings.HasPrefix(l.Text, studio.EmptyPromptMessage) && l.Importance != widget.LowImportance {
+			l.Importance = widget.LowImportance
+			l.Refresh()
+		}
+	}
 
 	c.applySlot(c.first, d.First)
 	c.applySlot(c.last, d.Last)
@@ -432,13 +442,17 @@ func (c *compose) apply(sn studio.Snapshot) {
 
 	st := d.Settings
 	c.canvasSel.SetSelected(studio.CanvasFor(st.Width, st.Height).Label)
-	if n, ok := parseLength(c.lengthSel.Text); !ok || n != st.Frames {
+	// A field being typed in is left alone (a take running sends changes
+	// many times a second): the length until it is submitted or left, the
+	// numbers unless the state moved away from what they say (the dice).
+	focused := c.w.win.Canvas().Focused()
+	if n, ok := parseLength(c.lengthSel.Text); (!ok || n != st.Frames) && focused != c.lengthSel {
 		c.lengthSel.SetText(studio.FormatLength(st.Frames))
 	}
 	q := studio.QualityOf(st.Quality)
 	c.qualitySel.SetSelected(q.Name)
 	c.qualityNote.SetText(qualityNote(sn, q))
-	if v, err := strconv.ParseUint(strings.TrimSpace(c.seed.Text), 10, 64); err != nil || v != st.Seed {
+	if v, err := strconv.ParseUint(strings.TrimSpace(c.seed.Text), 10, 64); (err != nil && focused != c.seed) || (err == nil && v != st.Seed) {
 		c.seed.SetText(strconv.FormatUint(st.Seed, 10))
 	}
 	for _, m := range memoryModes {
@@ -446,7 +460,7 @@ func (c *compose) apply(sn studio.Snapshot) {
 			c.memorySel.SetSelected(m.label)
 		}
 	}
-	if v, err := strconv.Atoi(strings.TrimSpace(c.steps.Text)); err != nil || v != st.Speed.Steps {
+	if v, err := strconv.Atoi(strings.TrimSpace(c.steps.Text)); (err != nil && focused != c.steps) || (err == nil && v != st.Speed.Steps) {
 		c.steps.SetText(strconv.Itoa(st.Speed.Steps))
 	}
 	c.reuse.SetSelected(strconv.Itoa(st.Speed.Reuse))
@@ -531,6 +545,23 @@ func dedupe(ps []studio.Problem) []studio.Problem {
 }
 
 func qualityNote(sn studio.Snapshot, q studio.Quality) string {
+	if st := sn.Draft.Settings; st.Custom() {
+		// The preset's own figures would describe settings the draft no
+		// longer has: describe the draft (the same plan as Generate's note).
+		rel := studio.RelativeCost(st.Speed)
+		def, hasDef := sn.Estimates[engine.PresetDefault]
+		if sn.Plan != nil && sn.Plan.Estimate > 0 && hasDef && def > 0 {
+			rel = float64(sn.Plan.Estimate) / float64(def)
+		}
+		note := "customised under Advanced"
+		if sp := studio.SpeedNote(rel); sp != "" && sp != "the usual speed" {
+			note += " — " + sp + " than Default"
+		}
+		if sn.Plan != nil && sn.Plan.Estimate > 0 {
+			note += " · about " + fmtDuration(sn.Plan.Estimate) + " here"
+		}
+		return note
+	}
 	note := q.Summary()
 	if est, ok := sn.Estimates[q.Preset]; ok && est > 0 {
 		if def, ok := sn.Estimates[engine.PresetDefault]; ok && def > 0 && q.Preset != engine.PresetDefault {
@@ -617,12 +648,8 @@ func (c *compose) newRefRow(id int) *refRow {
 	r := &refRow{id: id}
 	r.handle = widgets.NewHandle()
 	r.handle.OnDragEnd = func(dy float32) {
-		h := r.box.Size().Height + theme.Padding()
-		if h <= 0 {
-			return
-		}
-		if steps := int(math.Round(float64(dy / h))); steps != 0 {
-			s.MoveReference(r.id, r.index+steps)
+		if to := c.dropIndex(r, dy); to != r.index {
+			s.MoveReference(r.id, to)
 		}
 	}
 	r.thumb = widgets.NewThumb(40)
@@ -641,6 +668,23 @@ func (c *compose) newRefRow(id int) *refRow {
 	left := container.NewHBox(r.handle, r.thumb, container.NewCenter(r.badge))
 	r.box = container.NewBorder(nil, nil, left, container.NewHBox(r.more, r.remove), text)
 	return r
+}
+
+// dropIndex is where a row dragged by dy lands: the place of the row its
+// centre ends up over (rows may be followed by their inline problems, so
+// the distance is measured against the rows, not counted in row heights).
+func (c *compose) dropIndex(r *refRow, dy float32) int {
+	d := fyne.CurrentApp().Driver()
+	y := d.AbsolutePositionForObject(r.box).Y + r.box.Size().Height/2 + dy
+	to := r.index
+	best := float32(math.MaxFloat32)
+	for _, o := range c.refRows {
+		top := d.AbsolutePositionForObject(o.box).Y
+		if dist := float32(math.Abs(float64(y - (top + o.box.Size().Height/2)))); dist < best {
+			best, to = dist, o.index
+		}
+	}
+	return to
 }
 
 func (c *compose) refMenu(r *refRow) {

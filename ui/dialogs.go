@@ -9,6 +9,7 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/layout"
 	"fyne.io/fyne/v2/storage"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
@@ -98,7 +99,7 @@ func (w *Window) showModelReport() {
 		if msg == "" {
 			msg = m.Err
 		}
-		head = widget.NewLabel("This folder can't be used yet: " + msg + ". H3 Studio keeps watching it and checks again as files arrive.")
+		head = widget.NewLabel("This folder can't be used yet: " + strings.TrimSuffix(msg, ".") + ". H3 Studio keeps watching it and checks again as files arrive.")
 		head.Importance = widget.DangerImportance
 	}
 	head.Wrapping = fyne.TextWrapWord
@@ -269,19 +270,16 @@ func (w *Window) showSettings() {
 	d.Show()
 }
 
+// showKeys lists the shortcuts in two aligned columns (a grid, not tabs:
+// Fyne expands tabs by bytes, which split ⌘ and ↩ into replacement
+// characters).
 func (w *Window) showKeys() {
-	text := strings.Join([]string{
-		"Space\tplay / pause",
-		"← →\tprevious / next frame",
-		"Home End\tfirst / last frame",
-		"⌘↩\tgenerate (queues while a take runs)",
-		"⌘.\tcancel the running take",
-		"⌘E\texport the take as MP4",
-		"⌘O\topen a model folder",
-		"⌘,\tsettings",
-	}, "\n")
-	l := widget.NewLabel(text)
-	dialog.ShowCustom("Keyboard Shortcuts", "Close", l, w.win)
+	var cells []fyne.CanvasObject
+	for _, k := range shortcutList() {
+		key := widget.NewLabelWithStyle(k[0], fyne.TextAlignTrailing, fyne.TextStyle{Bold: true})
+		cells = append(cells, key, widget.NewLabel(k[1]))
+	}
+	dialog.ShowCustom("Keyboard Shortcuts", "Close", container.New(layout.NewFormLayout(), cells...), w.win)
 }
 
 func (w *Window) showPromptHelp() {

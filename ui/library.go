@@ -9,6 +9,7 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/layout"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
@@ -119,7 +120,10 @@ func (l *library) newRow() fyne.CanvasObject {
 	meta.Importance = widget.LowImportance
 	meta.Truncation = fyne.TextTruncateEllipsis
 	star := widget.NewIcon(starIcon)
-	row := container.NewBorder(nil, nil, container.NewStack(thumbBG, thumb), star, container.NewVBox(title, meta))
+	// The two labels' inner paddings overlap so title and meta sit close
+	// together and fit the row (updateRow sizes it to its content).
+	text := container.New(layout.NewCustomPaddedVBoxLayout(-theme.InnerPadding()-2), title, meta)
+	row := container.NewBorder(nil, nil, container.NewStack(thumbBG, thumb), star, text)
 	return container.NewStack(head, row)
 }
 
@@ -154,7 +158,7 @@ func (l *library) updateRow(id widget.ListItemID, o fyne.CanvasObject) {
 	} else {
 		star.Hide()
 	}
-	l.list.SetItemHeight(id, 58)
+	l.list.SetItemHeight(id, max(58, row.MinSize().Height))
 }
 
 func takeLine(t studio.Take) string {
@@ -237,7 +241,9 @@ func (l *library) apply(sn studio.Snapshot) {
 	l.dTitle.SetText(t.Meta.Title)
 	l.dPrompt.SetText(firstLine(t.Meta.Prompt))
 	m := t.Meta
-	meta := fmt.Sprintf("%s · seed %d · %d×%d · %d frames (%.2f s)\n%s · made in %s · %s",
+	// One fact group per line, so the narrow panel wraps none of them
+	// mid-group.
+	meta := fmt.Sprintf("%s · seed %d\n%d×%d · %d frames (%.2f s) · %s\nmade in %s · %s",
 		m.Created.Local().Format("2 Jan 15:04"), m.Seed, m.Width, m.Height, m.Frames, m.Seconds,
 		studio.QualityOf(m.Settings.Quality).Name, fmtDuration(time.Duration(m.TotalSeconds*float64(time.Second))), modelLine(m.Model))
 	if t.Damaged != "" {

@@ -14,11 +14,26 @@ import (
 var (
 	revealLabel = "Show in Folder"
 	generateKey = "Ctrl+Return"
+	cmdKey      = "Ctrl+" // the shortcut modifier as the Keyboard Shortcuts list writes it
 )
 
 func init() {
 	if runtime.GOOS == "darwin" {
-		revealLabel, generateKey = "Reveal in Finder", "⌘Return"
+		revealLabel, generateKey, cmdKey = "Reveal in Finder", "⌘Return", "⌘"
+	}
+}
+
+// shortcutList is the Keyboard Shortcuts window's list: key, what it does.
+func shortcutList() [][2]string {
+	return [][2]string{
+		{"Space", "play / pause"},
+		{"← →", "previous / next frame"},
+		{"Home  End", "first / last frame"},
+		{generateKey, "generate (queues while a take runs)"},
+		{cmdKey + ".", "cancel the running take"},
+		{cmdKey + "E", "export the take as MP4"},
+		{cmdKey + "O", "open a model folder"},
+		{cmdKey + ",", "settings"},
 	}
 }
 

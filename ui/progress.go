@@ -152,9 +152,12 @@ func (p *progress) apply(sn studio.Snapshot) {
 	p.grid.Objects = objs
 	p.grid.Refresh()
 	foot := "Elapsed " + fmtDuration(r.Elapsed)
-	if r.ETA > 0 {
+	switch {
+	case r.ETA > 0:
 		foot += " · about " + fmtDuration(r.ETA) + " left"
-	} else {
+	case r.Current == engine.PhaseVideoDecode || r.Current == engine.PhaseAudioDecode || r.Current == engine.PhaseExport:
+		foot += " · finishing…" // the estimate has run out; "estimating" would be wrong this late
+	default:
 		foot += " · estimating the time left…"
 	}
 	if r.PeakBytes > 0 {

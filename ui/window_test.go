@@ -58,6 +58,8 @@ type harness struct {
 	dir  string
 	quit bool
 	wake chan struct{}
+	// revealed records the paths the window asked Finder to show.
+	revealed []string
 }
 
 func newHarness(t *testing.T, o fakeengine.Options, async bool) *harness {
@@ -89,7 +91,8 @@ func newHarness(t *testing.T, o fakeengine.Options, async bool) *harness {
 	})
 	win := test.NewTempWindow(t, nil)
 	win.Resize(fyne.NewSize(1400, 860))
-	h.w = New(win, h.s, Options{Do: h.ui.Go, Immediate: true, Version: "test", Quit: func() { h.quit = true }})
+	reveal := func(p string) error { h.revealed = append(h.revealed, p); return nil }
+	h.w = New(win, h.s, Options{Do: h.ui.Go, Immediate: true, Version: "test", Quit: func() { h.quit = true }, Reveal: reveal})
 	model := filepath.Join(h.dir, "model")
 	os.Mkdir(model, 0o755)
 	h.s.SetModel(model)

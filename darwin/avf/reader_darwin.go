@@ -116,6 +116,8 @@ func (s *source) Image(ctx context.Context) (*image.RGBA, error) {
 }
 
 // reader starts an AVAssetReader on one track with the shim's settings.
+// The reader is autoreleased (use it inside the caller's pool); the output
+// is owned by the caller, who releases it.
 func (s *source) reader(video bool) (avfoundation.AssetReader, avfoundation.AssetReaderTrackOutput, error) {
 	a := s.asset()
 	v, au := tracks(a)
@@ -131,11 +133,13 @@ func (s *source) reader(video bool) (avfoundation.AssetReader, avfoundation.Asse
 	out := objc.Call[avfoundation.AssetReaderTrackOutput](avfoundation.AssetReaderTrackOutputClass.Alloc(),
 		objc.Sel("initWithTrack:outputSettings:"), t, set)
 	if !r.CanAddOutput(out) {
-		return r, out, &media.Error{Path: s.path, Problem: "cannot decode this track", Err: media.ErrUnsupported}
+		out.Release()
+		return r, avfoundation.AssetReaderTrackOutput{}, &media.Error{Path: s.path, Problem: "cannot decode this track", Err: media.ErrUnsupported}
 	}
 	r.AddOutput(out)
 	if !r.StartReading() {
-		return r, out, &media.Error{Path: s.path, Problem: "cannot decode", Err: nsError(r.Error())}
+		out.Release()
+		return r, avfoundation.AssetReaderTrackOutput{}, &media.Error{Path: s.path, Problem: "cannot decode", Err: nsError(r.Error())}
 	}
 	return r, out, nil
 }
@@ -152,6 +156,7 @@ func (s *source) Frames(ctx context.Context, max int, each func(int, *image.RGBA
 			err = e
 			return
 		}
+		defer out.Release()
 		defer r.CancelReading()
 		for max <= 0 || n < max {
 			if ctx.Err() != nil {
@@ -206,6 +211,7 @@ func (s *source) Audio(ctx context.Context) (media.Audio, error) {
 			err = e
 			return
 		}
+		defer out.Release()
 		defer r.CancelReading()
 		limit := media.MaxAudioSeconds * 768000 * 2
 		for ctx.Err() == nil {

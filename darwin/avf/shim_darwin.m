@@ -8,6 +8,14 @@
 #import <CoreGraphics/CoreGraphics.h>
 #include "shim_darwin.h"
 
+// autoreleased hands an ARC-owned object to C as an autoreleased pointer.
+// `return (__bridge void *)d` would not: ARC releases d at the end of its
+// scope, and when the literal's constructor skipped the autorelease pool
+// (objc_retainAutoreleasedReturnValue), the caller gets a freed object.
+static void *autoreleased(id obj) {
+	return (void *)CFAutorelease((__bridge_retained CFTypeRef)obj);
+}
+
 void *h3_video_settings(int width, int height, int bitRate) {
 	NSDictionary *d = @{
 		AVVideoCodecKey: AVVideoCodecTypeH264,
@@ -26,7 +34,7 @@ void *h3_video_settings(int width, int height, int bitRate) {
 			AVVideoYCbCrMatrixKey: AVVideoYCbCrMatrix_ITU_R_709_2,
 		},
 	};
-	return (__bridge void *)d;
+	return autoreleased(d);
 }
 
 void *h3_pixel_buffer_attributes(int width, int height) {
@@ -36,7 +44,7 @@ void *h3_pixel_buffer_attributes(int width, int height) {
 		(__bridge NSString *)kCVPixelBufferHeightKey: @(height),
 		(__bridge NSString *)kCVPixelBufferIOSurfacePropertiesKey: @{},
 	};
-	return (__bridge void *)d;
+	return autoreleased(d);
 }
 
 void *h3_audio_settings(int rate, int channels, int bitRate) {
@@ -49,12 +57,12 @@ void *h3_audio_settings(int rate, int channels, int bitRate) {
 		AVEncoderBitRateKey: @(bitRate),
 		AVChannelLayoutKey: [NSData dataWithBytes:&layout length:sizeof(layout)],
 	};
-	return (__bridge void *)d;
+	return autoreleased(d);
 }
 
 void *h3_video_reader_settings(void) {
 	NSDictionary *d = @{(__bridge NSString *)kCVPixelBufferPixelFormatTypeKey: @(kCVPixelFormatType_32BGRA)};
-	return (__bridge void *)d;
+	return autoreleased(d);
 }
 
 void *h3_audio_reader_settings(void) {
@@ -66,7 +74,7 @@ void *h3_audio_reader_settings(void) {
 		AVLinearPCMIsBigEndianKey: @NO,
 		AVLinearPCMIsNonInterleaved: @NO,
 	};
-	return (__bridge void *)d;
+	return autoreleased(d);
 }
 
 void *h3_pixel_buffer(void *pool, const uint8_t *rgba, int width, int height, int stride) {

@@ -29,6 +29,7 @@ type mp4Sink struct {
 	opts                media.MP4Options
 	f                   media.Format
 	begun, done         bool
+	refused             error // the first frame or sound buffer refused for its size or format
 	frames              int
 	audio               []float32
 	w                   avfoundation.AssetWriter
@@ -93,10 +94,19 @@ func (s *mp4Sink) Begin(f media.Format) error {
 	s.f = f
 	var err error
 	objc.WithAutoreleasePool(func() {
-		s.w, err = newWriter(s.videoTmp)
-		if err != nil {
+		w, e := newWriter(s.videoTmp)
+		if e != nil {
+			err = e
 			return
 		}
+		// The writer is autoreleased: own it before this pool drains (an
+		// early failure below goes through Abort, which still uses it).
+		// The inputs come from alloc/init and are owned already. All three
+		// are released by releaseObjects. (Not objc.Retain(&s.w): its
+		// runtime.SetFinalizer on a pointer into the middle of the sink
+		// aborts the process.)
+		w.Retain()
+		s.w = w
 		vs := settings(C_videoSettings(f.Width, f.Height, s.opts.VideoBitRate(f.Width, f.Height)))
 		s.in = objc.Call[avfoundation.AssetWriterInput](avfoundation.AssetWriterInputClass.Alloc(),
 			objc.Sel("initWithMediaType:outputSettings:"), avfoundation.MediaTypeVideo, vs)
@@ -108,9 +118,6 @@ func (s *mp4Sink) Begin(f media.Format) error {
 			return
 		}
 		s.w.AddInput(s.in)
-		objc.Retain(&s.w)
-		objc.Retain(&s.in)
-		objc.Retain(&s.ad)
 		if !s.w.StartWriting() {
 			err = fmt.Errorf("AVAssetWriter did not start: %v", nsError(s.w.Error()))
 			return
@@ -128,7 +135,7 @@ func (s *mp4Sink) WriteFrame(img *image.RGBA) error {
 		return fmt.Errorf("media: MP4 %s: WriteFrame outside Begin…Close", s.path)
 	}
 	if b := img.Bounds(); b.Dx() != s.f.Width || b.Dy() != s.f.Height {
-		return fmt.Errorf("media: MP4 %s: frame %d is %d×%d, the output is %d×%d", s.path, s.frames, b.Dx(), b.Dy(), s.f.Width, s.f.Height)
+		return s.refuse(fmt.Errorf("media: MP4 %s: frame %d is %d×%d, the output is %d×%d", s.path, s.frames, b.Dx(), b.Dy(), s.f.Width, s.f.Height))
 	}
 	var err error
 	objc.WithAutoreleasePool(func() {
@@ -157,11 +164,20 @@ func (s *mp4Sink) WriteAudio(a media.Audio) error {
 	if !s.begun || s.done {
 		return fmt.Errorf("media: MP4 %s: WriteAudio outside Begin…Close", s.path)
 	}
-	if a.Rate != s.f.SampleRate || a.Channels != s.f.Channels {
-		return fmt.Errorf("media: MP4 %s: audio is %d Hz × %d, the output is %d Hz × %d", s.path, a.Rate, a.Channels, s.f.SampleRate, s.f.Channels)
+	if a.Rate != s.f.SampleRate || a.Channels != s.f.Channels || len(a.Samples)%max(a.Channels, 1) != 0 {
+		return s.refuse(fmt.Errorf("media: MP4 %s: audio is %d Hz × %d (%d samples), the output is %d Hz × %d", s.path, a.Rate, a.Channels, len(a.Samples), s.f.SampleRate, s.f.Channels))
 	}
 	s.audio = append(s.audio, a.Samples...)
 	return nil
+}
+
+// refuse records the first refused write: Close then saves nothing
+// (media.Sink: after an error, nothing partial is left).
+func (s *mp4Sink) refuse(err error) error {
+	if s.refused == nil {
+		s.refused = err
+	}
+	return err
 }
 
 // finish marks inputs finished and waits for the writer.
@@ -188,6 +204,9 @@ func (s *mp4Sink) Close() error {
 		s.removeTemps()
 		return &media.Error{Path: s.path, Problem: "closed before Begin"}
 	}
+	if s.refused != nil {
+		return s.fail(s.refused, "not saved: a frame or sound buffer was refused earlier")
+	}
 	if s.frames == 0 {
 		return s.fail(nil, "no frames were written")
 	}
@@ -197,6 +216,7 @@ func (s *mp4Sink) Close() error {
 	if err != nil {
 		return s.fail(err, "video encoding failed")
 	}
+	s.releaseObjects()
 	// The sound lasts exactly as long as the video.
 	n := media.AudioSamplesFor(s.frames, s.f.SampleRate) * s.f.Channels
 	pcm := make([]float32, n)
@@ -235,6 +255,7 @@ func mux(videoPath, out string, pcm []float32, f media.Format, o media.MP4Option
 	}
 	ro := objc.Call[avfoundation.AssetReaderTrackOutput](avfoundation.AssetReaderTrackOutputClass.Alloc(),
 		objc.Sel("initWithTrack:outputSettings:"), track, objc.Object{}) // nil settings: compressed passthrough
+	defer ro.Release() // alloc/init: owned; the reader keeps its own reference
 	r.AddOutput(ro)
 	if !r.StartReading() {
 		return fmt.Errorf("cannot read back the encoded video: %v", nsError(r.Error()))
@@ -253,6 +274,8 @@ func mux(videoPath, out string, pcm []float32, f media.Format, o media.MP4Option
 		objc.Sel("initWithMediaType:outputSettings:sourceFormatHint:"), avfoundation.MediaTypeVideo, objc.Object{}, hint)
 	ain := objc.Call[avfoundation.AssetWriterInput](avfoundation.AssetWriterInputClass.Alloc(),
 		objc.Sel("initWithMediaType:outputSettings:"), avfoundation.MediaTypeAudio, settings(C_audioSettings(f.SampleRate, f.Channels, o.AudioBitRateOrDefault())))
+	defer vin.Release() // alloc/init: owned; the writer keeps its own references
+	defer ain.Release()
 	vin.SetExpectsMediaDataInRealTime(false)
 	ain.SetExpectsMediaDataInRealTime(false)
 	if !w.CanAddInput(vin) || !w.CanAddInput(ain) {
@@ -332,6 +355,26 @@ func (s *mp4Sink) Abort() error {
 			}
 		})
 	}
+	s.releaseObjects()
 	s.removeTemps()
 	return nil
+}
+
+// releaseObjects gives up the sink's references to the first pass's
+// writer, input and adaptor (each released once; safe to call again).
+func (s *mp4Sink) releaseObjects() {
+	objc.WithAutoreleasePool(func() {
+		if !s.ad.IsNil() {
+			s.ad.Release()
+		}
+		if !s.in.IsNil() {
+			s.in.Release()
+		}
+		if !s.w.IsNil() {
+			s.w.Release()
+		}
+	})
+	s.ad = avfoundation.AssetWriterInputPixelBufferAdaptor{}
+	s.in = avfoundation.AssetWriterInput{}
+	s.w = avfoundation.AssetWriter{}
 }

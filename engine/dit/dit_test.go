@@ -346,6 +346,22 @@ func TestStreamingMatchesResident(t *testing.T) {
 	if bound := st.m.WeightBytes() - edge; bound > 2*perBlock {
 		t.Errorf("streaming keeps %d bytes of blocks bound, more than two blocks (%d)", bound, 2*perBlock)
 	}
+	// While each block runs the next one is read ahead from disk (wrapping
+	// to the first for the next forward): every block's weights once per
+	// forward, without the AdaLN projections (folded into the tables).
+	var blockBytes int64
+	for _, name := range l.ck.Names() {
+		info, _ := l.ck.Info(name)
+		if (strings.HasPrefix(name, "blocks.") || strings.HasPrefix(name, "transformer_blocks.")) && !strings.Contains(name, ".adaln_proj.") {
+			blockBytes += info.Bytes()
+		}
+	}
+	if got := st.m.Counters().ReadAheadBytes; got != blockBytes {
+		t.Errorf("streaming read ahead %d bytes in one forward, want the blocks' %d", got, blockBytes)
+	}
+	if got := res.m.Counters().ReadAheadBytes; got != 0 {
+		t.Errorf("resident mode read ahead %d bytes", got)
+	}
 }
 
 func TestSelectBlocks(t *testing.T) {

@@ -259,10 +259,12 @@ func (m *Model) runCore(ctx context.Context, a *nn.Arena, s *Sequence, tab *Tabl
 		}
 		if m.opts.Streaming {
 			// Bind the next active block (wrapping to the first one for the
-			// next forward) while this one runs: two blocks at most.
+			// next forward) while this one runs: two blocks at most; and
+			// have its weights read from disk meanwhile.
 			for j := 1; j <= N; j++ {
 				if k := (i + j) % N; active(k) {
-					if k != i {
+					if k != i && m.blocks[k] == nil {
+						m.readAhead.Add(m.w.Sub(m.n.block(k)).ReadAhead(m.n.blockAdaLN()))
 						if _, err := m.bindBlock(k); err != nil {
 							return err
 						}

@@ -86,6 +86,9 @@ type Counters struct {
 	ReducedBlocks int64 // of which on a token-reduced sequence
 	RefinerRuns   int64 // RefineText calls that completed
 	TableSets     int64 // Tables calls that completed
+	// ReadAheadBytes is checkpoint data asked to be read from disk ahead of
+	// use: in streaming mode, the next block's weights while a block runs.
+	ReadAheadBytes int64
 }
 
 // Model is a MiniMax-H3 transformer bound to a checkpoint. A Model is not
@@ -120,6 +123,7 @@ type Model struct {
 	invFreq []float32
 
 	forwards, coreForwards, blocksRun, reducedBlocks, refinerRuns, tableSets atomic.Int64
+	readAhead                                                                atomic.Int64
 }
 
 // Open checks that w's source holds exactly the tensors of a MiniMax-H3
@@ -238,6 +242,7 @@ func (m *Model) Counters() Counters {
 	return Counters{
 		Forwards: m.forwards.Load(), CoreForwards: m.coreForwards.Load(), Blocks: m.blocksRun.Load(),
 		ReducedBlocks: m.reducedBlocks.Load(), RefinerRuns: m.refinerRuns.Load(), TableSets: m.tableSets.Load(),
+		ReadAheadBytes: m.readAhead.Load(),
 	}
 }
 

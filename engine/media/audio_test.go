@@ -1,12 +1,19 @@
 package media
 
 import (
+	"bytes"
+	"context"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strings"
 	"testing"
+	"time"
 )
 
 // torchaudio parity. testdata/gen_audio.py (Debian torch 1.13, torchaudio
@@ -152,5 +159,81 @@ func TestStereoTruncate(t *testing.T) {
 	}
 	if n := s.Truncate(2).Frames(); n != 2 {
 		t.Errorf("Truncate(2) frames = %d", n)
+	}
+}
+
+// TestWAVHeaderFirst: opening a WAV reads its header, not its samples. A
+// (sparse) 31-minute file is refused as too long without reading its
+// 357 MB; a valid file's Info comes from the header and its samples from
+// Audio; chunks that push the samples past the first megabyte still work.
+func TestWAVHeaderFirst(t *testing.T) {
+	dir := t.TempDir()
+	header := func(extra []byte, dataBytes uint32) []byte {
+		var b bytes.Buffer
+		le := func(v any) { binary.Write(&b, binary.LittleEndian, v) }
+		b.WriteString("RIFF")
+		le(uint32(4 + 24 + len(extra) + 8 + int(dataBytes)))
+		b.WriteString("WAVEfmt ")
+		le(uint32(16))
+		le(uint16(1))
+		le(uint16(2))
+		le(uint32(48000))
+		le(uint32(48000 * 4))
+		le(uint16(4))
+		le(uint16(16))
+		b.Write(extra)
+		b.WriteString("data")
+		le(dataBytes)
+		return b.Bytes()
+	}
+
+	long := filepath.Join(dir, "long.wav")
+	size := uint32(31 * 60 * 48000 * 4)
+	if err := os.WriteFile(long, header(nil, size), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(long, int64(44+size)); err != nil { // sparse: no disk used
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := Open(long)
+	runtime.ReadMemStats(&after)
+	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "long.wav") {
+		t.Errorf("31-minute WAV: %v", err)
+	}
+	if _, err := ReadWAVFile(long); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("ReadWAVFile of the 31-minute WAV: %v", err)
+	}
+	if n := after.TotalAlloc - before.TotalAlloc; n > 16<<20 {
+		t.Errorf("refusing the 31-minute WAV allocated %d MB", n>>20)
+	}
+
+	// 0.5 s of a ramp, behind a 2 MB LIST chunk (past the first megabyte).
+	list := append([]byte("LIST\x00\x00\x20\x00"), make([]byte, 2<<20)...)
+	for _, extra := range [][]byte{nil, list} {
+		frames := 24000
+		pcm := make([]byte, 4*frames)
+		for i := 0; i < 2*frames; i++ {
+			binary.LittleEndian.PutUint16(pcm[2*i:], uint16(int16(i%1000-500)))
+		}
+		p := filepath.Join(dir, fmt.Sprintf("ramp%d.wav", len(extra)))
+		if err := os.WriteFile(p, append(header(extra, uint32(len(pcm))), pcm...), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		src, err := Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i := src.Info(); i.Kind != KindAudio || i.SampleRate != 48000 || i.Channels != 2 || i.Duration != 500*time.Millisecond || !i.HasAudio {
+			t.Errorf("%s: info %+v", p, i)
+		}
+		a, err := src.Audio(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.Frames() != frames || a.Samples[3] != float32(3-500)/(1<<15) {
+			t.Errorf("%s: %d frames, sample 3 = %v", p, a.Frames(), a.Samples[3])
+		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"hash/crc32"
 	"image"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -224,4 +225,75 @@ func TestOutputPermissions(t *testing.T) {
 	if st, err := os.Stat(p); err != nil || st.Mode().Perm() != 0o600 {
 		t.Errorf("replaced WAV: %v %v, want its 0600 kept", st.Mode(), err)
 	}
+}
+
+// TestCloseAfterRejectedWrite: a sink that refused a frame or a sound
+// buffer (wrong size or format) must not save what it had when it is then
+// closed instead of aborted (Sink: "after an error, nothing partial is
+// left"): Close fails naming the destination and leaves nothing.
+func TestCloseAfterRejectedWrite(t *testing.T) {
+	type mk func(dir string) (Sink, string, error)
+	sinks := map[string]mk{
+		"frames": func(dir string) (Sink, string, error) {
+			p := filepath.Join(dir, "frames")
+			s, err := NewFrameSink(p)
+			return s, p, err
+		},
+		"wav": func(dir string) (Sink, string, error) {
+			p := filepath.Join(dir, "take.wav")
+			s, err := NewWAVSink(p, PCM16)
+			return s, p, err
+		},
+	}
+	if CurrentPlatform().NewMP4Sink != nil && hasFFmpeg() {
+		sinks["mp4"] = func(dir string) (Sink, string, error) {
+			p := filepath.Join(dir, "take.mp4")
+			s, err := NewMP4Sink(p, MP4Options{})
+			return s, p, err
+		}
+	}
+	bad := map[string]func(Sink) error{
+		"frame size": func(s Sink) error { return s.WriteFrame(testImage(16, 32, 1)) },
+		"sound rate": func(s Sink) error {
+			return s.WriteAudio(Audio{Rate: 44100, Channels: 2, Samples: make([]float32, 200)})
+		},
+		"sound shape": func(s Sink) error {
+			return s.WriteAudio(Audio{Rate: SampleRate, Channels: 2, Samples: make([]float32, 201)})
+		},
+	}
+	for name, open := range sinks {
+		for what, write := range bad {
+			t.Run(name+"/"+what, func(t *testing.T) {
+				dir := t.TempDir()
+				s, dest, err := open(dir)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := s.Begin(OutputFormat(32, 32, 2)); err != nil {
+					t.Fatal(err)
+				}
+				if err := s.WriteFrame(testImage(32, 32, 0)); err != nil {
+					t.Fatal(err)
+				}
+				if err := s.WriteAudio(Audio{Rate: SampleRate, Channels: 2, Samples: make([]float32, 2*1333)}); err != nil {
+					t.Fatal(err)
+				}
+				if err := write(s); err == nil {
+					t.Fatalf("the bad write was accepted")
+				}
+				err = s.Close()
+				if err == nil || !strings.Contains(err.Error(), filepath.Base(dest)) {
+					t.Errorf("Close after a refused write: %v (want an error naming %s)", err, dest)
+				}
+				if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+					t.Errorf("left behind: %v", ents)
+				}
+			})
+		}
+	}
+}
+
+func hasFFmpeg() bool {
+	_, err := exec.LookPath("ffmpeg")
+	return err == nil
 }

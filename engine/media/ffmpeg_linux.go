@@ -137,7 +137,7 @@ func (s *ffmpegMP4Sink) Begin(f Format) error {
 		"-c:v", "libx264", "-preset", "fast", "-profile:v", "high",
 		"-b:v", strconv.Itoa(br), "-maxrate", strconv.Itoa(br * 3 / 2), "-bufsize", strconv.Itoa(br * 2),
 		"-colorspace", "bt709", "-color_primaries", "bt709", "-color_trc", "bt709", "-color_range", "tv",
-		"-f", "mp4", s.videoTmp}
+		"-f", "mp4", fileURL(s.videoTmp)}
 	s.cmd = exec.Command(s.ffmpeg, args...)
 	s.cmd.Stderr = &s.stderr
 	in, err := s.cmd.StdinPipe()
@@ -196,6 +196,10 @@ func (s *ffmpegMP4Sink) Close() error {
 		s.removeTemps()
 		return fileErr(s.path, nil, "closed before Begin")
 	}
+	if s.state.refused != nil {
+		s.Abort()
+		return s.state.refusedErr(s.path)
+	}
 	s.stdin.Close()
 	err := s.cmd.Wait()
 	s.waited = true
@@ -225,11 +229,11 @@ func (s *ffmpegMP4Sink) Close() error {
 	}
 	s.stderr = tailBuffer{}
 	mux := exec.Command(s.ffmpeg, "-hide_banner", "-loglevel", "error", "-y",
-		"-i", s.videoTmp,
+		"-i", fileURL(s.videoTmp),
 		"-f", "f32le", "-ar", strconv.Itoa(f.SampleRate), "-ac", strconv.Itoa(f.Channels), "-i", "pipe:0",
 		"-map", "0:v:0", "-map", "1:a:0", "-c:v", "copy",
 		"-c:a", "aac", "-b:a", strconv.Itoa(s.opts.AudioBitRateOrDefault()),
-		"-movflags", "+faststart", "-f", "mp4", s.tmp)
+		"-movflags", "+faststart", "-f", "mp4", fileURL(s.tmp))
 	mux.Stdin = bytes.NewReader(raw)
 	mux.Stderr = &s.stderr
 	if err := mux.Run(); err != nil || s.stderr.String() != "" {
@@ -352,7 +356,7 @@ func openFFmpeg(path, format string) (Source, error) {
 		return nil, err
 	}
 	var errb tailBuffer
-	cmd := exec.Command(fp, "-v", "error", "-print_format", "json", "-show_streams", "-show_format", path)
+	cmd := exec.Command(fp, "-v", "error", "-print_format", "json", "-show_streams", "-show_format", fileURL(path))
 	cmd.Stderr = &errb
 	out, err := cmd.Output()
 	if err != nil {
@@ -447,8 +451,15 @@ func openFFmpeg(path, format string) (Source, error) {
 }
 
 func trimPath(msg, path string) string {
-	return strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(msg), path+":"))
+	msg = strings.TrimSpace(msg)
+	msg = strings.TrimPrefix(msg, fileURL(path)+":")
+	return strings.TrimSpace(strings.TrimPrefix(msg, path+":"))
 }
+
+// fileURL names a file for ffmpeg and ffprobe unambiguously: a bare name
+// with a colon ("take:1.mp4") would be read as a protocol ("Protocol not
+// found").
+func fileURL(path string) string { return "file:" + path }
 
 func (s *ffmpegSource) Info() Info { return s.info }
 
@@ -465,7 +476,7 @@ func (s *ffmpegSource) Frames(ctx context.Context, max int, each func(int, *imag
 	if s.video < 0 {
 		return fileErr(s.path, nil, "has no video stream")
 	}
-	args := []string{"-hide_banner", "-v", "error", "-nostdin", "-i", s.path,
+	args := []string{"-hide_banner", "-v", "error", "-nostdin", "-i", fileURL(s.path),
 		"-map", "0:v:" + strconv.Itoa(s.video), "-an", "-sn", "-dn", "-fps_mode", "passthrough"}
 	if max > 0 {
 		args = append(args, "-frames:v", strconv.Itoa(max))
@@ -520,7 +531,7 @@ func (s *ffmpegSource) Audio(ctx context.Context) (Audio, error) {
 		return Audio{}, fileErr(s.path, ErrNoAudio, "has no sound track")
 	}
 	ch := s.info.Channels
-	cmd := exec.CommandContext(ctx, s.ffmpeg, "-hide_banner", "-v", "error", "-nostdin", "-i", s.path,
+	cmd := exec.CommandContext(ctx, s.ffmpeg, "-hide_banner", "-v", "error", "-nostdin", "-i", fileURL(s.path),
 		"-map", "0:a:"+strconv.Itoa(s.audio), "-vn", "-sn", "-dn", "-ac", strconv.Itoa(ch),
 		"-ar", strconv.Itoa(s.info.SampleRate), "-f", "f32le", "-acodec", "pcm_f32le", "pipe:1")
 	var errb tailBuffer

@@ -284,7 +284,7 @@ func TestMP4SinkAbortAndErrors(t *testing.T) {
 // MP4 reported as written).
 func TestMP4SinkFFmpegErrorsWithExitZero(t *testing.T) {
 	bin := t.TempDir()
-	script := "#!/bin/sh\ncat >/dev/null\nfor a; do last=$a; done\n: > \"$last\"\n" +
+	script := "#!/bin/sh\ncat >/dev/null\nfor a; do last=${a#file:}; done\n: > \"$last\"\n" +
 		"echo \"Error writing trailer of $last: No space left on device\" >&2\nexit 0\n"
 	if err := os.WriteFile(filepath.Join(bin, "ffmpeg"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)

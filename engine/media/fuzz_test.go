@@ -1,6 +1,7 @@
 package media
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -59,6 +60,28 @@ func FuzzSniffOrientation(f *testing.F) {
 		format, _ := Sniff(data)
 		if o := Orientation(format, data); o < 1 || o > 8 {
 			t.Fatalf("orientation %d", o)
+		}
+	})
+}
+
+// FuzzWAVHeader: reading a WAV header from the first bytes of a file (what
+// Open does) agrees with reading it from the whole file: the same layout,
+// or "read more", or an error the whole file also gets.
+func FuzzWAVHeader(f *testing.F) {
+	addSeeds(f, "testdata/audio/*.wav")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		full, ferr := parseWAV("fuzz", data, int64(len(data)))
+		for _, k := range []int{len(data) / 2, min(len(data), 64), min(len(data), 4096)} {
+			head, herr := parseWAV("fuzz", data[:k], int64(len(data)))
+			switch {
+			case errors.Is(herr, errWAVHead):
+			case herr != nil && ferr == nil:
+				t.Fatalf("head of %d bytes: %v; whole file: fine", k, herr)
+			case herr == nil && ferr != nil:
+				t.Fatalf("head of %d bytes: fine; whole file: %v", k, ferr)
+			case herr == nil && (head.rate != full.rate || head.ch != full.ch || head.bits != full.bits || head.dataOff != full.dataOff || head.dataLen != full.dataLen):
+				t.Fatalf("head of %d bytes: %+v; whole file: %+v", k, head, full)
+			}
 		}
 	})
 }

@@ -224,23 +224,24 @@ func (s *imageSource) Audio(context.Context) (Audio, error) {
 
 func (s *imageSource) Close() error { s.img, s.data = nil, nil; return nil }
 
-// wavSource is a decoded WAV file.
+// wavSource is a WAV file: its header is read when it is opened (a file
+// over the limits is refused without reading its samples), the samples
+// when Audio is first called.
 type wavSource struct {
 	path string
-	a    Audio
+	info Info
+	a    *Audio
 }
 
 func openWAV(path string) (Source, error) {
-	a, err := ReadWAVFile(path)
+	l, err := probeWAV(path)
 	if err != nil {
 		return nil, err
 	}
-	return &wavSource{path: path, a: a}, nil
+	return &wavSource{path: path, info: l.info()}, nil
 }
 
-func (s *wavSource) Info() Info {
-	return Info{Kind: KindAudio, Duration: s.a.Duration(), HasAudio: true, SampleRate: s.a.Rate, Channels: s.a.Channels, Format: FormatWAV, Codec: "pcm"}
-}
+func (s *wavSource) Info() Info { return s.info }
 
 func (s *wavSource) Image(context.Context) (*image.RGBA, error) {
 	return nil, fileErr(s.path, nil, "a sound file has no picture")
@@ -250,5 +251,15 @@ func (s *wavSource) Frames(context.Context, int, func(int, *image.RGBA) error) e
 	return fileErr(s.path, nil, "a sound file has no video frames")
 }
 
-func (s *wavSource) Audio(context.Context) (Audio, error) { return s.a, nil }
-func (s *wavSource) Close() error                         { s.a = Audio{}; return nil }
+func (s *wavSource) Audio(context.Context) (Audio, error) {
+	if s.a == nil {
+		a, err := ReadWAVFile(s.path)
+		if err != nil {
+			return Audio{}, err
+		}
+		s.a = &a
+	}
+	return *s.a, nil
+}
+
+func (s *wavSource) Close() error { s.a = nil; return nil }

@@ -43,6 +43,21 @@ type sinkState struct {
 	begun  bool
 	done   bool
 	frames int
+	// refused is the first frame or sound buffer refused for its size or
+	// format: a file sink then saves nothing, even when closed (Sink).
+	refused error
+}
+
+func (s *sinkState) refuse(err error) error {
+	if s.refused == nil {
+		s.refused = err
+	}
+	return err
+}
+
+// refusedErr is Close's error after a refused write, naming dest.
+func (s *sinkState) refusedErr(dest string) error {
+	return fileErr(dest, s.refused, "not saved: a frame or sound buffer was refused earlier")
 }
 
 func (s *sinkState) begin(f Format) error {
@@ -61,7 +76,7 @@ func (s *sinkState) frame(img *image.RGBA) error {
 		return fmt.Errorf("media: %s: WriteFrame outside Begin…Close", s.name)
 	}
 	if b := img.Bounds(); b.Dx() != s.f.Width || b.Dy() != s.f.Height {
-		return fmt.Errorf("media: %s: frame %d is %d×%d, the output is %d×%d", s.name, s.frames, b.Dx(), b.Dy(), s.f.Width, s.f.Height)
+		return s.refuse(fmt.Errorf("media: %s: frame %d is %d×%d, the output is %d×%d", s.name, s.frames, b.Dx(), b.Dy(), s.f.Width, s.f.Height))
 	}
 	s.frames++
 	return nil
@@ -72,7 +87,7 @@ func (s *sinkState) audio(a Audio) error {
 		return fmt.Errorf("media: %s: WriteAudio outside Begin…Close", s.name)
 	}
 	if a.Rate != s.f.SampleRate || a.Channels != s.f.Channels || len(a.Samples)%max(a.Channels, 1) != 0 {
-		return fmt.Errorf("media: %s: audio is %d Hz × %d channels (%d samples), the output is %d Hz × %d", s.name, a.Rate, a.Channels, len(a.Samples), s.f.SampleRate, s.f.Channels)
+		return s.refuse(fmt.Errorf("media: %s: audio is %d Hz × %d channels (%d samples), the output is %d Hz × %d", s.name, a.Rate, a.Channels, len(a.Samples), s.f.SampleRate, s.f.Channels))
 	}
 	return nil
 }
@@ -201,6 +216,10 @@ func (s *frameSink) Close() error {
 		return nil
 	}
 	s.state.done = true
+	if s.state.refused != nil {
+		s.cleanup()
+		return s.state.refusedErr(s.dir)
+	}
 	for i := 0; i < s.state.frames; i++ {
 		if err := os.Rename(filepath.Join(s.tmp, FrameName(i)), filepath.Join(s.dir, FrameName(i))); err != nil {
 			for j := 0; j < i; j++ { // take back what was moved
@@ -320,6 +339,10 @@ func (s *wavSink) Close() error {
 	if s.w == nil {
 		s.af.abort()
 		return fileErr(s.path, nil, "closed before Begin")
+	}
+	if s.state.refused != nil {
+		s.af.abort()
+		return s.state.refusedErr(s.path)
 	}
 	if err := s.w.finish(); err != nil {
 		s.af.abort()

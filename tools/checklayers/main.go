@@ -8,6 +8,8 @@
 //  4. Model packages never import a concrete backend (engine/compute/cpu,
 //     engine/compute/metal); only app/, tools/, tests and the backends'
 //     own test suites may.
+//  5. The UI state (ui/studio/...) imports neither Fyne nor the Fyne
+//     packages ui and ui/widgets: it stays testable without a display.
 //
 // Usage: go run ./tools/checklayers ./...
 package main
@@ -109,6 +111,8 @@ func Check(pkgs []Package) []string {
 				v = append(v, fmt.Sprintf("%s imports %s: darwinkit belongs under darwin/ (rule 1)", p.ImportPath, imp))
 			case strings.HasPrefix(imp, "fyne.io/") && under("engine"):
 				v = append(v, fmt.Sprintf("%s imports %s: engine/ must not depend on Fyne (rule 2)", p.ImportPath, imp))
+			case under("ui/studio") && (strings.HasPrefix(imp, "fyne.io/") || imp == mod+"/ui" || strings.HasPrefix(imp, mod+"/ui/widgets")):
+				v = append(v, fmt.Sprintf("%s imports %s: the UI state (ui/studio) must stay Fyne-free, testable without a display (rule 5)", p.ImportPath, imp))
 			}
 			irel, internal := strings.CutPrefix(imp, mod+"/")
 			if !internal {

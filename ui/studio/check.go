@@ -54,6 +54,9 @@ func (p Problem) String() string {
 // layer's limits are the rule; see referenceRules).
 var MaxReferences = media.DefaultLimits.MaxFiles
 
+// EmptyPromptMessage is the problem an empty prompt reports.
+const EmptyPromptMessage = "The prompt is empty."
+
 // Canvas limits.
 const (
 	MaxCanvasPixels  = 768 * 1344
@@ -70,7 +73,7 @@ func Check(d Draft) []Problem {
 		ps = append(ps, Problem{Where: w, Index: i, Severity: sev, Message: msg, Fix: fix})
 	}
 	if strings.TrimSpace(d.Prompt) == "" {
-		add(AtPrompt, -1, Error, "The prompt is empty.", "Describe the clip, or start from a template in the Builder menu.")
+		add(AtPrompt, -1, Error, EmptyPromptMessage, "Describe the clip, or start from a template in the Builder menu.")
 	}
 
 	// Keyframe slots.

@@ -475,9 +475,30 @@ func (s *Studio) scheduleProbesLocked() {
 			return
 		}
 		s.probing[m.Path] = m.Gen
-		path := m.Path
-		s.opts.Go(func() { s.probe(path, false) })
+		s.probeQueue = append(s.probeQueue, m.Path)
 	})
+	s.startProbesLocked()
+}
+
+// maxProbes bounds the files read at once: each decodes a whole picture
+// (up to 100 megapixels) or a clip's sound, and a drop of a Finder
+// selection can hold dozens.
+const maxProbes = 2
+
+// startProbesLocked starts queued probes while fewer than maxProbes run.
+func (s *Studio) startProbesLocked() {
+	for s.probeActive < maxProbes && len(s.probeQueue) > 0 {
+		path := s.probeQueue[0]
+		s.probeQueue = s.probeQueue[1:]
+		s.probeActive++
+		s.opts.Go(func() {
+			s.probe(path, false)
+			s.mu.Lock()
+			s.probeActive--
+			s.startProbesLocked()
+			s.mu.Unlock()
+		})
+	}
 }
 
 // probe reads a file and publishes the result to every place the draft

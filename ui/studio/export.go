@@ -14,9 +14,11 @@ import (
 func (s *Studio) ExportMP4(id, dst string) {
 	s.export(id, func(t Take) (string, error) {
 		if !t.Has(VideoFile) {
+			removeEmpty(dst)
 			return "", errors.New("this take has no MP4: it was made by a build without an MP4 writer (the frames and the sound are in its folder)")
 		}
 		if err := copyFileAtomic(filepath.Join(t.Dir, VideoFile), dst); err != nil {
+			removeEmpty(dst)
 			return "", err
 		}
 		return "Exported " + filepath.Base(dst) + ".", nil
@@ -27,9 +29,11 @@ func (s *Studio) ExportMP4(id, dst string) {
 func (s *Studio) ExportAudio(id, dst string) {
 	s.export(id, func(t Take) (string, error) {
 		if !t.Has(AudioFile) {
+			removeEmpty(dst)
 			return "", errors.New("this take has no sound")
 		}
 		if err := copyFileAtomic(filepath.Join(t.Dir, AudioFile), dst); err != nil {
+			removeEmpty(dst)
 			return "", err
 		}
 		return "Exported " + filepath.Base(dst) + ".", nil
@@ -38,19 +42,36 @@ func (s *Studio) ExportAudio(id, dst string) {
 
 // ExportFrames writes a take's frames as frame-00001.png … into dir: decoded
 // from its MP4 when the build can read MP4, otherwise from the viewer
-// frames (at viewer resolution, as the notice says).
+// frames (at viewer resolution, as the notice says). An export that fails
+// part-way (a full disk) removes the frames it wrote, so no partial set is
+// left behind.
 func (s *Studio) ExportFrames(id, dir string) {
-	s.export(id, func(t Take) (string, error) {
+	s.export(id, func(t Take) (msg string, err error) {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return "", err
 		}
+		var written []string
+		writePNG := func(path string, img image.Image) error {
+			if err := writePNGAtomic(path, img); err != nil {
+				return err
+			}
+			written = append(written, path)
+			return nil
+		}
+		defer func() {
+			if err != nil {
+				for _, p := range written {
+					os.Remove(p)
+				}
+			}
+		}()
 		// The MP4 decoded at full size when the build reads MP4.
 		if s.opts.Opener != nil && t.Has(VideoFile) {
 			if src, err := s.opts.Opener(filepath.Join(t.Dir, VideoFile)); err == nil {
 				n := 0
 				err = src.Frames(context.Background(), 0, func(i int, f *image.RGBA) error {
 					n++
-					return writePNGAtomic(filepath.Join(dir, fmt.Sprintf("frame-%05d.png", i+1)), f)
+					return writePNG(filepath.Join(dir, fmt.Sprintf("frame-%05d.png", i+1)), f)
 				})
 				src.Close()
 				if err == nil && n > 0 {
@@ -79,12 +100,23 @@ func (s *Studio) ExportFrames(id, dir string) {
 			if f == nil {
 				return "", fmt.Errorf("frame %d can't be decoded", i+1)
 			}
-			if err := writePNGAtomic(filepath.Join(dir, fmt.Sprintf("frame-%05d.png", i+1)), f); err != nil {
+			if err := writePNG(filepath.Join(dir, fmt.Sprintf("frame-%05d.png", i+1)), f); err != nil {
 				return "", err
 			}
 		}
 		return fmt.Sprintf("Exported %d frames to %s%s.", len(frames), filepath.Base(dir), note), nil
 	})
+}
+
+// removeEmpty removes an empty file at a failed export's destination: the
+// save dialog creates the file it names before the export starts (Fyne's
+// dialog opens a writer), and an empty file must not pass for an export.
+// The copy itself is atomic, so a non-empty file there is never a partial
+// export and is left alone.
+func removeEmpty(path string) {
+	if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() && st.Size() == 0 {
+		os.Remove(path)
+	}
 }
 
 func (s *Studio) export(id string, fn func(Take) (string, error)) {

@@ -414,6 +414,11 @@ func (s *Studio) runJob(ctx context.Context, j *job) {
 		os.RemoveAll(stage)
 		fail(JobCancelled, "Cancelled; nothing was saved.")
 		return
+	case genErr != nil && (errors.Is(genErr, ErrDiskFull) || errors.Is(fileErr, ErrDiskFull)):
+		// The engine stopped because the take's files could not be written.
+		os.RemoveAll(stage)
+		fail(JobFailed, saveMessage(ErrDiskFull))
+		return
 	case genErr != nil:
 		os.RemoveAll(stage)
 		fail(JobFailed, genErr.Error())

@@ -119,6 +119,7 @@ type TakeFiles struct {
 type AppInfo struct {
 	Name    string `json:"name"`
 	Version string `json:"version"`
+	Device  string `json:"device,omitempty"` // the compute device ("CPU (reference backend) · 2 cores · 24 GB")
 }
 
 // ModelRef describes the model of a take.
@@ -126,6 +127,10 @@ type ModelRef struct {
 	Name   string `json:"name"`
 	Dir    string `json:"dir,omitempty"`
 	Engine string `json:"engine,omitempty"` // "development fake engine" for synthetic takes
+	// Version identifies the weights (the engine's model_version: a hash of
+	// the transformer's config and shard index), so a take made by other
+	// weights in the same folder can be told apart.
+	Version string `json:"version,omitempty"`
 }
 
 // Take is one take folder.

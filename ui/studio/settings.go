@@ -3,6 +3,7 @@ package studio
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"h3studio/engine"
 	"h3studio/engine/media"
@@ -186,7 +187,7 @@ func SpeedNote(rel float64) string {
 
 func roughFactor(f float64) string {
 	if f < 3 {
-		return fmt.Sprintf("%.1f", math.Round(f*2)/2)
+		return strings.TrimSuffix(fmt.Sprintf("%.1f", math.Round(f*2)/2), ".0") // "2", "2.5"
 	}
 	return fmt.Sprintf("%.0f", math.Round(f))
 }

@@ -99,6 +99,11 @@ func TestQualities(t *testing.T) {
 	if s := QualityOf(engine.PresetReference).Summary(); s != "about 2.5× slower — 50 steps on the exact path, for comparisons" {
 		t.Errorf("Reference summary = %q", s)
 	}
+	for rel, want := range map[float64]string{0.5: "about 2× faster", 0.4: "about 2.5× faster", 2: "about 2× slower", 1: "the usual speed", 0.25: "about 4× faster"} {
+		if got := SpeedNote(rel); got != want {
+			t.Errorf("SpeedNote(%v) = %q, want %q", rel, got, want)
+		}
+	}
 	s := DefaultSettings()
 	s.Speed.Steps = 30
 	if !s.Custom() {

@@ -84,6 +84,10 @@ type Options struct {
 	// Sample is shown in the viewer when the library is empty (the first
 	// start's sample take).
 	Sample func() *Clip
+	// InfoNoticeLife is how long an Info notice without an action stays
+	// (default 8 s; negative: until dismissed). Warnings, failures and
+	// notices offering Undo stay until dismissed.
+	InfoNoticeLife time.Duration
 }
 
 // Studio is the app's state. Create it with New.
@@ -126,9 +130,11 @@ type Studio struct {
 	notices    []Notice
 	nextNotice int
 
-	probing map[string]int // path → probe generation in flight
-	watch   *watcher
-	closed  bool
+	probing     map[string]int // path → probe generation queued or in flight
+	probeQueue  []string       // paths waiting for a probe slot
+	probeActive int            // probes running (at most maxProbes)
+	watch       *watcher
+	closed      bool
 
 	sampleWanted bool // RenderSampleTake: queue the sample take when the demo is ready
 }
@@ -188,6 +194,9 @@ func New(o Options) (*Studio, error) {
 	}
 	if o.Rand == nil {
 		o.Rand = func() uint64 { return rand.Uint64N(1 << 31) }
+	}
+	if o.InfoNoticeLife == 0 {
+		o.InfoNoticeLife = 8 * time.Second
 	}
 	if o.WatchDelay == 0 {
 		o.WatchDelay = 500 * time.Millisecond
@@ -430,6 +439,10 @@ func (s *Studio) Notify(level NoticeLevel, text string) {
 func (s *Studio) noticeLocked(level NoticeLevel, text, action string) {
 	s.nextNotice++
 	s.notices = append(s.notices, Notice{ID: s.nextNotice, Level: level, Text: text, Action: action, Time: s.opts.Now()})
+	if level == Info && action == "" && s.opts.InfoNoticeLife > 0 {
+		id := s.nextNotice
+		time.AfterFunc(s.opts.InfoNoticeLife, func() { s.Dismiss(id) })
+	}
 	if len(s.notices) > maxNotices {
 		s.notices = s.notices[len(s.notices)-maxNotices:]
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"image"
 	"image/color"
 	"image/png"
@@ -68,7 +69,7 @@ func newEnv(t *testing.T, o fakeengine.Options, async bool) *env {
 		t.Fatal(err)
 	}
 	e.eng = fakeengine.New(o)
-	opts := studio.Options{Engine: e.eng, Library: lib, AppVersion: "test", Go: e.x.Go}
+	opts := studio.Options{Engine: e.eng, Library: lib, AppVersion: "test", Device: "test device", Go: e.x.Go}
 	if async {
 		opts.Go = nil
 	}
@@ -202,7 +203,7 @@ func TestGenerateSavesTake(t *testing.T) {
 		t.Fatal(err)
 	}
 	if m.Prompt != "A red fox walks through fresh snow." || m.Frames != 22 || m.Width != 256 || m.Seed != 42 ||
-		m.Model.Engine != fakeengine.Name || m.App.Version != "test" || m.Task != engine.TaskT2VA ||
+		m.Model.Engine != fakeengine.Name || m.Model.Version != fakeengine.ModelID || m.App.Version != "test" || m.App.Device == "" || m.Task != engine.TaskT2VA ||
 		m.SampleRate != 32000 || m.Channels != 2 || m.Timings[engine.PhaseDenoise] < 0 || m.Settings.Steps != 10 {
 		t.Errorf("take.json = %s", b)
 	}
@@ -291,7 +292,7 @@ func TestCancelRunningLeavesNothing(t *testing.T) {
 	sn := e.settle(func(sn studio.Snapshot) bool {
 		return sn.Running != nil && sn.Running.Current == engine.PhaseDenoise
 	})
-	if sn.Running.ETA <= 0 && sn.Running.Elapsed < 0 {
+	if sn.Running.ETA <= 0 || sn.Running.Elapsed <= 0 {
 		t.Errorf("running view %+v", sn.Running)
 	}
 	e.s.Cancel(id)
@@ -346,7 +347,7 @@ func TestDiskFullKeepsLibrary(t *testing.T) {
 	e.s.SetSeed(9)
 	e.s.Generate()
 	sn := e.settle(func(sn studio.Snapshot) bool { return sn.Jobs[0].State == studio.JobFailed })
-	if !strings.Contains(sn.Jobs[0].Message, "disk is full") {
+	if !strings.HasPrefix(sn.Jobs[0].Message, "The disk is full, so the take could not be saved. Nothing in the library was changed") {
 		t.Errorf("message %q", sn.Jobs[0].Message)
 	}
 	after, staging := takeDirs(t, e.lib)
@@ -570,5 +571,131 @@ func TestMemoryFitWarning(t *testing.T) {
 	}
 	if warn == nil || !strings.Contains(warn.Fix, "Streaming") || !sn.CanGenerate {
 		t.Errorf("fit warning %+v (can generate %v): %+v", warn, sn.CanGenerate, sn.Problems)
+	}
+}
+
+// TestRestoreDraft: the draft a user leaves (prompt, keyframes,
+// references with their options) comes back in a new studio from its
+// saved form, files read again, labels unchanged, nothing to undo; a file
+// deleted meanwhile is marked, not dropped.
+func TestRestoreDraft(t *testing.T) {
+	e := newEnv(t, fakeengine.Options{}, false)
+	a := e.png("a.png", color.RGBA{255, 0, 0, 255})
+	b := e.png("b.png", color.RGBA{0, 255, 0, 255})
+	voice := e.wav("voice.wav", 3)
+	e.s.ApplyTemplate("ref2va")
+	e.s.AddReferences([]string{a, voice, b})
+	sn := e.settle(func(sn studio.Snapshot) bool {
+		return len(sn.Draft.References) == 3 && sn.Draft.References[2].Media.State == studio.MediaReady
+	})
+	e.s.SetPrompt(strings.Replace(sn.Draft.Prompt, "<Picture 2> is", "<Picture 2> is the green card.", 1))
+	e.s.SetKeepLabels(false)
+	sn = e.settle(func(sn studio.Snapshot) bool { return !sn.Draft.KeepLabels })
+	saved := sn.Draft.Saved()
+	blob, err := json.Marshal(saved)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(b) // deleted between runs
+
+	f := newEnv(t, fakeengine.Options{}, false)
+	var back studio.SavedDraft
+	if err := json.Unmarshal(blob, &back); err != nil {
+		t.Fatal(err)
+	}
+	f.s.RestoreDraft(back)
+	got := f.settle(func(sn studio.Snapshot) bool {
+		return len(sn.Draft.References) == 3 && sn.Draft.References[1].Media.State == studio.MediaReady &&
+			sn.Draft.References[2].Media.State != studio.MediaProbing
+	})
+	if got.Draft.Prompt != sn.Draft.Prompt || got.Draft.KeepLabels || strings.Join(got.Labels, ",") != "Picture 1,Audio 1,Picture 2" {
+		t.Errorf("restored prompt/labels differ:\n%s\n%v", got.Draft.Prompt, got.Labels)
+	}
+	if got.Draft.References[2].Media.State != studio.MediaMissing || got.CanUndo {
+		t.Errorf("deleted file %+v, undo %v", got.Draft.References[2].Media, got.CanUndo)
+	}
+	if (studio.SavedDraft{}).Empty() != true || saved.Empty() {
+		t.Error("Empty")
+	}
+}
+
+// TestProbesAreBounded: a drop of many files reads at most two at a time
+// (each may decode a large picture), and every one is read in the end.
+func TestProbesAreBounded(t *testing.T) {
+	dir := t.TempDir()
+	lib, _ := studio.OpenLibrary(filepath.Join(dir, "lib"), nil)
+	var mu sync.Mutex
+	active, most := 0, 0
+	opener := func(path string) (media.Source, error) {
+		mu.Lock()
+		active++
+		most = max(most, active)
+		mu.Unlock()
+		time.Sleep(20 * time.Millisecond)
+		mu.Lock()
+		active--
+		mu.Unlock()
+		return nil, errors.ErrUnsupported // the portable readers take over
+	}
+	s, err := studio.New(studio.Options{Engine: fakeengine.New(fakeengine.Options{}), Library: lib, Opener: opener})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	e := &env{t: t, in: dir}
+	var paths []string
+	for i := 0; i < 12; i++ {
+		paths = append(paths, e.png(fmt.Sprintf("p%02d.png", i), color.RGBA{uint8(i * 20), 0, 0, 255}))
+	}
+	s.AddReferences(paths)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		sn := s.Snapshot()
+		ready := 0
+		for _, r := range sn.Draft.References {
+			if r.Media.State == studio.MediaReady {
+				ready++
+			}
+		}
+		if ready == len(paths) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d files read", ready, len(paths))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if most > 2 || most == 0 {
+		t.Errorf("%d files were read at once, want at most 2", most)
+	}
+}
+
+// TestInfoNoticesFade: an Info notice leaves by itself after a while;
+// warnings, failures and notices offering Undo stay until dismissed.
+func TestInfoNoticesFade(t *testing.T) {
+	dir := t.TempDir()
+	lib, _ := studio.OpenLibrary(filepath.Join(dir, "lib"), nil)
+	s, err := studio.New(studio.Options{Engine: fakeengine.New(fakeengine.Options{}), Library: lib, InfoNoticeLife: 30 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.Notify(studio.Info, "Exported fox.wav.")
+	s.Notify(studio.Warn, "No sound output.")
+	s.ApplyExample(0) // an Info notice with Undo
+	if n := len(s.Snapshot().Notices); n != 3 {
+		t.Fatalf("%d notices", n)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for len(s.Snapshot().Notices) != 2 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(100 * time.Millisecond)
+	var left []string
+	for _, n := range s.Snapshot().Notices {
+		left = append(left, n.Text)
+	}
+	if len(left) != 2 || left[0] != "No sound output." || !strings.Contains(left[1], "example") {
+		t.Errorf("notices left: %q", left)
 	}
 }

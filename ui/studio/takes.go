@@ -32,7 +32,7 @@ func (s *Studio) takeMeta(j *job, res engine.Result, sink *takeSink, hasVideo bo
 		Timings:   map[engine.Phase]float64{},
 		PeakBytes: res.PeakBytes,
 		Files:     TakeFiles{Thumb: ThumbFile, Last: LastFile, Viewer: ViewerFile},
-		App:       AppInfo{Name: "H3 Studio", Version: s.opts.AppVersion},
+		App:       AppInfo{Name: "H3 Studio", Version: s.opts.AppVersion, Device: s.opts.Device},
 		Notes:     res.Plan.Notes,
 	}
 	if res.Seed != 0 || m.Seed == 0 {
@@ -59,7 +59,7 @@ func (s *Studio) takeMeta(j *job, res engine.Result, sink *takeSink, hasVideo bo
 	s.mu.Lock()
 	info := s.model.Info
 	s.mu.Unlock()
-	m.Model = ModelRef{Name: info.Name, Dir: info.Dir, Engine: info.Engine}
+	m.Model = ModelRef{Name: info.Name, Dir: info.Dir, Engine: info.Engine, Version: res.ModelID}
 	if res.Model != "" {
 		m.Model.Name = res.Model
 	}
@@ -228,6 +228,21 @@ func (s *Studio) DeleteTake(id string) {
 			if s.viewer.TakeID == id {
 				s.viewerSeq++
 				s.viewer = Viewer{}
+			}
+			// A frame or reference taken from this take (Chain →, Use as
+			// Reference) went to the Trash with it: mark it, as the watcher
+			// would for a deleted input (a moved folder sends no event for
+			// the files inside it).
+			gone := false
+			s.forEachMediaLocked(func(m *Media) {
+				if !m.Empty() && within(filepath.Clean(m.Path), filepath.Clean(t.Dir)) {
+					m.State, m.Note = MediaMissing, "its take was moved to the Trash"
+					gone = true
+				}
+			})
+			if gone {
+				s.draftVer++
+				s.schedulePlanLocked()
 			}
 			s.noticeLocked(Info, fmt.Sprintf("“%s” was moved to the Trash.", t.Meta.Title), "")
 		})

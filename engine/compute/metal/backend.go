@@ -25,8 +25,10 @@ type Options struct {
 	// Oracles selects slower reference paths.
 	Oracles compute.Oracles
 	// MemoryLimit makes Alloc fail with *compute.AllocError past this many
-	// live bytes; 0 means the device's recommended working set (no limit
-	// when the device does not know it).
+	// bytes of live storage plus bound zero-copy weights (a no-copy buffer
+	// over a mapped shard is part of the GPU's working set too); 0 means
+	// the device's recommended working set (no limit when the device does
+	// not know it).
 	MemoryLimit int64
 	// GEMMMinFLOPs is the smallest MatMul (2·M·N·K) sent to the device's
 	// library GEMM when it has one; 0 means 1<<28. Tests lower it to 1.
@@ -100,9 +102,9 @@ func (b *Backend) Alloc(dt compute.DType, shape ...int) (*compute.Tensor, error)
 		}
 	}
 	n := int64(s.NumElements()) * int64(dt.Size())
-	if lim := b.opts.MemoryLimit; lim > 0 && b.live.Load()+n > lim {
+	if lim := b.opts.MemoryLimit; lim > 0 && b.live.Load()+b.mapped.Load()+n > lim {
 		return nil, &compute.AllocError{Backend: "metal", Bytes: n, Live: b.live.Load(),
-			Err: fmt.Errorf("over the GPU's working set of %d bytes", lim)}
+			Err: fmt.Errorf("over the GPU's working set of %d bytes (%d bytes of bound weights)", lim, b.mapped.Load())}
 	}
 	db, err := b.dev.NewBuffer(max(n, 16))
 	if err != nil {

@@ -53,6 +53,38 @@ func TestMemoryLimitAndFree(t *testing.T) {
 	b.Fill(x, 1)
 }
 
+// mappingDevice views every host slice without copying, like a registered
+// checkpoint shard.
+type mappingDevice struct{ countingDevice }
+
+func (d *mappingDevice) WrapHost(h []byte) (Buffer, int64, bool) {
+	return &nullBuffer{int64(len(h))}, 0, true
+}
+
+// TestMemoryLimitCountsBoundWeights: weights bound without copying occupy
+// the GPU's working set too, so they count against the memory limit.
+func TestMemoryLimitCountsBoundWeights(t *testing.T) {
+	b := New(&mappingDevice{countingDevice{kernels: map[string]int{}}}, Options{MemoryLimit: 1000})
+	w, err := b.Wrap(compute.F32, compute.Shape{150}, make([]byte, 600))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := b.Stats(); st.MappedBytes != 600 || st.LiveBytes != 0 {
+		t.Fatalf("a zero-copy weight: %+v", st)
+	}
+	var ae *compute.AllocError
+	if _, err := b.Alloc(compute.F32, 125); !errors.As(err, &ae) || !strings.Contains(err.Error(), "600 bytes of bound weights") {
+		t.Fatalf("500 bytes with 600 bound under a 1000-byte limit: %v", err)
+	}
+	if _, err := b.Alloc(compute.F32, 100); err != nil {
+		t.Fatalf("400 bytes with 600 bound: %v", err)
+	}
+	b.Free(w)
+	if _, err := b.Alloc(compute.F32, 150); err != nil {
+		t.Fatalf("after freeing the weight: %v", err)
+	}
+}
+
 func TestForeignTensorPanics(t *testing.T) {
 	b1 := New(&countingDevice{kernels: map[string]int{}}, Options{})
 	b2 := New(&countingDevice{kernels: map[string]int{}}, Options{})

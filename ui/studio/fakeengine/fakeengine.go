@@ -35,6 +35,9 @@ import (
 // Name is how the fake names itself wherever a model name would appear.
 const Name = "development fake engine"
 
+// ModelID is the fake weights' identity (engine.Result.ModelID).
+const ModelID = "fake:0"
+
 // Options tune the fake.
 type Options struct {
 	// Delay is slept per unit of work (a text layer, a step, a tile, a
@@ -222,7 +225,7 @@ func (g *Generator) Generate(ctx context.Context, r engine.Request, out media.Si
 	}
 	q := p.Request
 	start := time.Now()
-	res = engine.Result{Plan: p, Seed: q.Seed, Frames: q.Frames, Timings: map[engine.Phase]time.Duration{}, PeakBytes: p.PeakBytes, Model: "Fake model (" + Name + ")"}
+	res = engine.Result{Plan: p, Seed: q.Seed, Frames: q.Frames, Timings: map[engine.Phase]time.Duration{}, PeakBytes: p.PeakBytes, Model: "Fake model (" + Name + ")", ModelID: ModelID}
 	if !q.SeedSet {
 		res.Seed = 42
 	}

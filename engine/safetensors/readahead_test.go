@@ -1,0 +1,76 @@
+package safetensors
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"unsafe"
+
+	"h3studio/engine/compute"
+	"h3studio/engine/compute/cpu"
+)
+
+// TestReadAhead: a binder's ReadAhead advises exactly the pages of the
+// tensors under its prefix (in a mapped multi-page shard), page-aligned
+// and inside the mapping, and the advice itself succeeds on this platform.
+func TestReadAhead(t *testing.T) {
+	dir := t.TempDir()
+	big := make([]float32, 5000) // 20,000 bytes: several pages
+	mustWrite(t, filepath.Join(dir, "m.safetensors"),
+		F32("blocks.0.w", compute.F32, compute.Shape{5000}, big),
+		F32("blocks.0.b", compute.F32, compute.Shape{3}, []float32{1, 2, 3}),
+		F32("blocks.1.w", compute.F32, compute.Shape{5000}, big),
+		F32("final.w", compute.F32, compute.Shape{7}, make([]float32, 7)))
+	ck, err := OpenDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ck.Close()
+	b := NewBinder("dit", ck, cpu.New(cpu.Options{}))
+
+	want := int64(20012) // the real advice, which Linux and macOS accept
+	if runtime.GOOS != "linux" && runtime.GOOS != "darwin" {
+		want = 0
+	}
+	if n := b.Sub("blocks.0.").ReadAhead(); n != want {
+		t.Errorf("advised %d bytes for blocks.0, want %d", n, want)
+	}
+
+	var got [][]byte
+	real := adviseWillNeed
+	adviseWillNeed = func(p []byte) bool { got = append(got, p); return true }
+	defer func() { adviseWillNeed = real }()
+	if n := b.Sub("blocks.1.").ReadAhead(); n != 20000 {
+		t.Errorf("advised %d bytes for blocks.1, want 20000", n)
+	}
+	m := ck.MappingOf("blocks.1.w")
+	data := mustData(t, ck, "blocks.1.w")
+	ps := uintptr(os.Getpagesize())
+	base, end := uintptr(unsafe.Pointer(&m[0])), uintptr(unsafe.Pointer(&m[0]))+uintptr(len(m))
+	if len(got) != 1 {
+		t.Fatalf("%d ranges advised for one tensor", len(got))
+	}
+	start := uintptr(unsafe.Pointer(&got[0][0]))
+	stop := start + uintptr(len(got[0]))
+	d0 := uintptr(unsafe.Pointer(&data[0]))
+	if start%ps != 0 || start < base || stop > end || start > d0 || stop != d0+uintptr(len(data)) || d0-start >= ps {
+		t.Errorf("advised [%#x, %#x) for tensor bytes [%#x, %#x) in mapping [%#x, %#x)", start, stop, d0, d0+uintptr(len(data)), base, end)
+	}
+	got = nil
+	if n := b.Sub("blocks.0.").ReadAhead("w"); n != 12 || len(got) != 1 {
+		t.Errorf("skipping w: advised %d bytes in %d ranges, want 12 in 1", n, len(got))
+	}
+	if n := b.Sub("nothing.").ReadAhead(); n != 0 {
+		t.Errorf("advised %d bytes for no tensors", n)
+	}
+}
+
+func mustData(t *testing.T, ck *Checkpoint, name string) []byte {
+	t.Helper()
+	d, err := ck.Data(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
