@@ -73,17 +73,26 @@ func generate(ctx context.Context, a generateArgs, stdout, stderr io.Writer) int
 	}
 	sc := engine.NewSidecar(res, version, modelDir, b.Device().Name, b.Name())
 	sc.Outputs = outputs
-	side := sidecarPath(a)
-	if err := engine.WriteSidecar(side, sc); err != nil {
-		fmt.Fprintf(stderr, "h3studio generate: %v\n", err)
-		return 1
+	sides := []string{sidecarPath(a)}
+	if a.framesDir != "" && sides[0] != filepath.Join(a.framesDir, "take.json") {
+		// The frames folder describes its frames too: a take.json left
+		// there by an earlier take would otherwise sit beside these.
+		sides = append(sides, filepath.Join(a.framesDir, "take.json"))
+	}
+	for _, side := range sides {
+		if err := engine.WriteSidecar(side, sc); err != nil {
+			fmt.Fprintf(stderr, "h3studio generate: %v\n", err)
+			return 1
+		}
 	}
 	for _, k := range []string{"video", "frames", "audio"} {
 		if p := outputs[k]; p != "" {
 			fmt.Fprintf(stderr, "wrote %s\n", p)
 		}
 	}
-	fmt.Fprintf(stderr, "wrote %s\n", side)
+	for _, side := range sides {
+		fmt.Fprintf(stderr, "wrote %s\n", side)
+	}
 	if a.profile {
 		printProfile(stdout, res)
 	}
@@ -107,6 +116,9 @@ func checkOutputs(a generateArgs) error {
 		return nil
 	}
 	outs = append(outs, out{"the sidecar", sidecarPath(a)})
+	if a.framesDir != "" && sidecarPath(a) != filepath.Join(a.framesDir, "take.json") {
+		outs = append(outs, out{"the frames folder's take.json", filepath.Join(a.framesDir, "take.json")})
+	}
 	abs := func(p string) string {
 		if q, err := filepath.Abs(p); err == nil {
 			return q

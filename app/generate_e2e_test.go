@@ -85,13 +85,21 @@ func TestGenerateCommand(t *testing.T) {
 	}
 
 	if _, err := exec.LookPath("ffmpeg"); err == nil {
+		// The MP4 and, into the frames folder of the first take, the
+		// frames of this one: the sidecar lies beside the MP4, and the
+		// frames folder's take.json is replaced too (it described the
+		// first take, seed 42).
 		mp4 := filepath.Join(dir, "out", "take.mp4")
-		if code, log := gen("-o", mp4); code != 0 {
+		if code, log := gen("-o", mp4, "--frames-dir", frames, "--seed", "9"); code != 0 {
 			t.Errorf("MP4: exit %d: %s", code, log)
 		}
-		for _, p := range []string{mp4, filepath.Join(dir, "out", "take.json")} {
-			if st, err := os.Stat(p); err != nil || st.Size() == 0 {
+		for _, p := range []string{mp4, filepath.Join(dir, "out", "take.json"), filepath.Join(frames, "take.json")} {
+			var sc struct{ Seed int }
+			b, err := os.ReadFile(p)
+			if err != nil || len(b) == 0 {
 				t.Errorf("%s: %v", p, err)
+			} else if filepath.Ext(p) == ".json" && (json.Unmarshal(b, &sc) != nil || sc.Seed != 9) {
+				t.Errorf("%s: seed %d, want 9", p, sc.Seed)
 			}
 		}
 	}

@@ -126,6 +126,7 @@ func TestOutputsThatOverwriteEachOther(t *testing.T) {
 		{[]string{"-o", p("a.mp4"), "--wav", p("A.MP4")}, "-o and --wav"},
 		{[]string{"-o", p("v"), "--frames-dir", p("sub/../v")}, "-o and --frames-dir"},
 		{[]string{"-o", "", "--wav", p("take.json")}, "--wav and the sidecar"},
+		{[]string{"-o", p("x.mp4"), "--frames-dir", p("f"), "--wav", p("f/take.json")}, "--wav and the frames folder's take.json"},
 	} {
 		var out bytes.Buffer
 		args := append([]string{"generate", "-d", p("no-model"), "-p", "x"}, c.args...)
