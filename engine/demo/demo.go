@@ -186,6 +186,11 @@ func Write(dir string) error {
 	if err != nil {
 		return fmt.Errorf("demo: %w", err)
 	}
+	// os.MkdirTemp makes 0700; the checkpoint is an ordinary folder.
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		os.RemoveAll(tmp)
+		return fmt.Errorf("demo: %w", err)
+	}
 	if err := writeTree(tmp); err != nil {
 		os.RemoveAll(tmp)
 		return err

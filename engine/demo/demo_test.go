@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"h3studio/engine/audiovae"
@@ -169,5 +170,32 @@ func TestEnsure(t *testing.T) {
 		if e.Name() != DirName {
 			t.Errorf("left behind in the cache folder: %s", e.Name())
 		}
+	}
+}
+
+// TestWriteModes: the demo checkpoint is an ordinary readable folder (its
+// root was os.MkdirTemp's 0700 and its shards os.CreateTemp's 0600).
+func TestWriteModes(t *testing.T) {
+	old := syscall.Umask(0o022)
+	defer syscall.Umask(old)
+	dir := filepath.Join(t.TempDir(), "demo")
+	if err := Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	err := filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		want := os.FileMode(0o644)
+		if info.IsDir() {
+			want = 0o755
+		}
+		if got := info.Mode().Perm(); got != want {
+			t.Errorf("%s: mode %v, want %v", p, got, want)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

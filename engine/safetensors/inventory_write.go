@@ -129,6 +129,9 @@ func writeFileAtomic(path string, data []byte) error {
 	}
 	_, err = tmp.Write(data)
 	if err == nil {
+		err = tmp.Chmod(outputMode(path))
+	}
+	if err == nil {
 		err = tmp.Sync()
 	}
 	if cerr := tmp.Close(); err == nil {
@@ -142,4 +145,14 @@ func writeFileAtomic(path string, data []byte) error {
 		return fmt.Errorf("safetensors: write %s: %w", path, err)
 	}
 	return nil
+}
+
+// outputMode is the permission a written file gets: the one of the file it
+// replaces, else 0644 as os.WriteFile gives (os.CreateTemp's 0600 would
+// otherwise stay on every checkpoint file written).
+func outputMode(path string) os.FileMode {
+	if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() {
+		return st.Mode().Perm()
+	}
+	return 0o644
 }

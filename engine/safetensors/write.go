@@ -92,6 +92,9 @@ func Write(path string, entries []Entry, metadata map[string]string) error {
 	if err := w.Flush(); err != nil {
 		return fmt.Errorf("safetensors: write %s: %w", path, err)
 	}
+	if err := tmp.Chmod(outputMode(path)); err != nil {
+		return fmt.Errorf("safetensors: write %s: %w", path, err)
+	}
 	if err := tmp.Sync(); err != nil {
 		return fmt.Errorf("safetensors: write %s: %w", path, err)
 	}
