@@ -88,18 +88,13 @@ func (g Temporal) PlanDecode(T int) (DecodePlan, error) {
 
 // minLatents is the smallest decodable latent count.
 func (g Temporal) minLatents() int {
-	for T := 1; T < 1000; T++ {
-		numTokens := T + g.TokenDrop
-		pad := mod(-numTokens, g.TokensChunk)
-		d := 0
-		if g.TokenDrop > 0 {
-			d = 1
-		}
-		if (numTokens+pad)/g.TokensChunk-d >= 1 {
-			return T
-		}
+	// PlanDecode needs ⌈(T+TokenDrop)/TokensChunk⌉ − d ≥ 1 windows (d = 1
+	// when latents are dropped), i.e. T + TokenDrop > d·TokensChunk.
+	d := 0
+	if g.TokenDrop > 0 {
+		d = 1
 	}
-	return 0
+	return max(1, d*g.TokensChunk-g.TokenDrop+1)
 }
 
 // windowFrames is the number of pixel frames one decoder pass yields.

@@ -59,3 +59,30 @@ func TestDecodeWindowsStayInside(t *testing.T) {
 		}
 	}
 }
+
+// TestMinLatents: the smallest decodable latent count PlanDecode's error
+// quotes is exactly the first T it accepts, for every geometry — long clips
+// included (a search capped at 1,000 latents quoted "at least 0" for a
+// 65,536-frame clip).
+func TestMinLatents(t *testing.T) {
+	for _, ratio := range []int{1, 2, 4, 8} {
+		for _, clip := range []int{1, 5, 17, 33, 4097, 65536} {
+			for _, drop := range []int{0, 1, 3, 7} {
+				g := NewTemporal(ratio, clip, drop)
+				if drop >= g.TokensChunk {
+					continue
+				}
+				first := 0
+				for T := 1; T < 3*g.TokensChunk+8; T++ {
+					if _, err := g.PlanDecode(T); err == nil {
+						first = T
+						break
+					}
+				}
+				if got := g.minLatents(); got != first || got < 1 {
+					t.Errorf("ratio %d clip %d drop %d: minLatents %d, first decodable %d", ratio, clip, drop, got, first)
+				}
+			}
+		}
+	}
+}
