@@ -7,9 +7,9 @@ import (
 )
 
 // HandleDrop receives files dropped on the window (Finder drags): a drop on
-// the First or Last slot fills that slot, anywhere else adds references in
-// the order given. The position can be stale on some platforms, so only the
-// slots are hit-tested.
+// the First or Last slot fills that slot; a drop on the reference list
+// inserts the files, in the order given, between the rows around the drop
+// point; anywhere else adds them at the end of the list.
 func (w *Window) HandleDrop(pos fyne.Position, uris []fyne.URI) {
 	var paths []string
 	for _, u := range uris {
@@ -22,14 +22,70 @@ func (w *Window) HandleDrop(pos fyne.Position, uris []fyne.URI) {
 	if len(paths) == 0 {
 		return
 	}
-	target := studio.DropReferences
 	switch {
 	case w.hit(w.compose.first, pos):
-		target = studio.DropFirst
+		w.s.Drop(paths, studio.DropFirst)
 	case w.hit(w.compose.last, pos):
-		target = studio.DropLast
+		w.s.Drop(paths, studio.DropLast)
+	default:
+		if at, ok := w.compose.insertIndex(pos); ok {
+			w.s.DropReferencesAt(paths, at)
+		} else {
+			w.s.Drop(paths, studio.DropReferences)
+		}
 	}
-	w.s.Drop(paths, target)
+}
+
+// insertIndex is where files dropped at pos join the reference list: after
+// every row whose middle lies above it. ok is false when pos is not on the
+// rows (the band from the top of the first to the bottom of the last),
+// where a drop appends.
+func (c *compose) insertIndex(pos fyne.Position) (at int, ok bool) {
+	d := fyne.CurrentApp().Driver()
+	var top, bottom float32
+	for _, r := range c.refRows {
+		if !r.box.Visible() {
+			continue
+		}
+		p, s := d.AbsolutePositionForObject(r.box), r.box.Size()
+		if pos.X < p.X || pos.X >= p.X+s.Width {
+			return 0, false
+		}
+		if !ok || p.Y < top {
+			top = p.Y
+		}
+		if !ok || p.Y+s.Height > bottom {
+			bottom = p.Y + s.Height
+		}
+		ok = true
+		if p.Y+s.Height/2 < pos.Y {
+			at = max(at, r.index+1)
+		}
+	}
+	if !ok || pos.Y < top || pos.Y >= bottom {
+		return 0, false
+	}
+	return at, true
+}
+
+// ReferenceDropPoint is a point on reference row i (in list order), in its
+// upper half when above is true, else in its lower half: where a drop
+// inserts before or after that row. It is for tests and scripted drops; ok
+// is false when there is no such row.
+func (w *Window) ReferenceDropPoint(i int, above bool) (pos fyne.Position, ok bool) {
+	for _, r := range w.compose.refRows {
+		if r.index != i {
+			continue
+		}
+		p := fyne.CurrentApp().Driver().AbsolutePositionForObject(r.box)
+		s := r.box.Size()
+		dy := s.Height * 3 / 4
+		if above {
+			dy = s.Height / 4
+		}
+		return p.Add(fyne.NewPos(s.Width/2, dy)), true
+	}
+	return fyne.Position{}, false
 }
 
 // hit reports whether a canvas position lies on an object.

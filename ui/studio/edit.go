@@ -334,6 +334,17 @@ const (
 // refused with a notice naming them. It returns what was refused at once
 // (folders, missing files).
 func (s *Studio) Drop(paths []string, target DropTarget) []string {
+	return s.drop(paths, target, -1)
+}
+
+// DropReferencesAt is Drop on the reference list between two rows: the files
+// join the list at index at (0 is the top; at or beyond the end appends).
+func (s *Studio) DropReferencesAt(paths []string, at int) []string {
+	return s.drop(paths, DropReferences, max(at, 0))
+}
+
+// drop is Drop; at ≥ 0 places references at that index, −1 appends them.
+func (s *Studio) drop(paths []string, target DropTarget, at int) []string {
 	var refused, ok []string
 	for _, p := range paths {
 		st, err := os.Stat(p)
@@ -363,7 +374,11 @@ func (s *Studio) Drop(paths []string, target DropTarget) []string {
 			s.Notify(Info, fmt.Sprintf("A frame slot holds one picture; %d other file(s) were not used.", len(ok)-1))
 		}
 	default:
-		s.AddReferences(ok)
+		if at < 0 {
+			s.AddReferences(ok)
+		} else {
+			s.InsertReferences(at, ok)
+		}
 	}
 	return refused
 }
