@@ -31,7 +31,7 @@ func newGenerator(modelDir string) (studio.Generator, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := engine.Open(engine.Options{ModelDir: modelDir, Backend: b, Opener: mediaOpener, CacheDir: cacheDir(), CloseBackend: true, Oracles: oracles})
+	s, err := engine.Open(engine.Options{ModelDir: modelDir, Backend: b, Opener: mediaOpener, CacheDir: cacheDir(), CloseBackend: true, Oracles: oracles, RatesFile: ratesFile()})
 	if err != nil {
 		b.Close()
 		return nil, err

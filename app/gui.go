@@ -196,6 +196,10 @@ func defaultLibrary() string {
 	return filepath.Join(home, "Movies", "H3 Studio")
 }
 
+// ratesFile is where the engine keeps the throughputs it measured on this
+// Mac between runs (time estimates from a new process's first take).
+func ratesFile() string { return filepath.Join(cacheDir(), "rates.json") }
+
 // cacheDir holds the demo checkpoint (~/Library/Caches/H3 Studio on macOS).
 func cacheDir() string {
 	d, err := os.UserCacheDir()

@@ -41,6 +41,11 @@ type Options struct {
 	// peak storage) into Result.Forwards. Each profiled forward waits for
 	// its device work, so it costs some overlap on the GPU; off by default.
 	ProfileForwards bool
+	// RatesFile, when set, keeps the measured throughputs (seconds per
+	// unit of work of each phase, per device and model) between runs, so
+	// that a new process estimates its first take's time from the start
+	// instead of after its first denoising step.
+	RatesFile string
 }
 
 // ErrBusy is returned by Generate while another generation runs.
@@ -134,6 +139,7 @@ func Open(o Options) (*Session, error) {
 		}
 	}
 	s.cond = condcache.New(copts)
+	s.loadRates()
 	return s, nil
 }
 
@@ -328,6 +334,7 @@ func (s *Session) Generate(ctx context.Context, r Request, out media.Sink, progr
 		return res, err
 	}
 	t.finish()
+	s.saveRates()
 	return res, nil
 }
 
