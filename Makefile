@@ -92,10 +92,17 @@ FUZZ_TARGETS := engine/media:FuzzDecodeImage engine/media:FuzzDecodeWAV engine/m
 	engine/dit:FuzzParseConfig
 FUZZTIME ?= 5s
 
+# A run that fails with nothing but "context deadline exceeded" and writes no
+# failing input is Go 1.26's fuzz-coordinator race at the end of -fuzztime
+# (go.dev/issue/75804, fixed in Go 1.27), which a loaded machine hits; it is
+# reported and not counted. Any failing input, panic or other error fails.
 fuzz-short:
 	@for t in $(FUZZ_TARGETS); do p=$${t%%:*}; f=$${t##*:}; \
-		out=$$($(GO) test ./$$p -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 20x 2>&1) || { echo "$$out" | tail -n 20; exit 1; }; \
-		echo "fuzz $$t ($(FUZZTIME)): $$(echo "$$out" | tail -n 1)"; done
+		if out=$$($(GO) test ./$$p -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 20x 2>&1); then \
+			echo "fuzz $$t ($(FUZZTIME)): $$(echo "$$out" | tail -n 1)"; \
+		elif echo "$$out" | grep -q '^    context deadline exceeded$$' && ! echo "$$out" | grep -q 'Failing input written\|panic:'; then \
+			echo "fuzz $$t ($(FUZZTIME)): stopped by Go's fuzztime deadline race (go.dev/issue/75804), no failing input"; \
+		else echo "$$out" | tail -n 20; exit 1; fi; done
 
 fuzz:
 	$(MAKE) fuzz-short FUZZTIME=60s
