@@ -32,7 +32,7 @@ func TestSampleClip(t *testing.T) {
 	if len(colours) < 1000 {
 		t.Errorf("sample frame has only %d colours", len(colours))
 	}
-	if p := os.Getenv("H3_SAMPLE_PNG"); p != "" { // look at it: H3_SAMPLE_PNG=/tmp/s.png go test -run Sample
+	if p := os.Getenv("H3_SAMPLE_PNG"); p != "" { // look at it: H3_SAMPLE_PNG=sample.png go test -run Sample
 		f, _ := os.Create(p)
 		png.Encode(f, img)
 		f.Close()
