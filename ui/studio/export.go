@@ -120,9 +120,7 @@ func removeEmpty(path string) {
 }
 
 func (s *Studio) export(id string, fn func(Take) (string, error)) {
-	s.mu.Lock()
-	t, _, ok := s.takeLocked(id)
-	s.mu.Unlock()
+	t, ok := s.take(id)
 	if !ok {
 		s.Notify(Warn, "Choose a take in the library first.")
 		return

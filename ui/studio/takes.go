@@ -143,6 +143,22 @@ func (s *Studio) takeLocked(id string) (Take, int, bool) {
 	return Take{}, -1, false
 }
 
+// take returns the take id names (false when it is gone).
+func (s *Studio) take(id string) (Take, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, _, ok := s.takeLocked(id)
+	return t, ok
+}
+
+// onTake runs fn on a worker with the take id names; nothing happens when
+// the take is gone.
+func (s *Studio) onTake(id string, fn func(t Take)) {
+	if t, ok := s.take(id); ok {
+		s.opts.Go(func() { fn(t) })
+	}
+}
+
 // ShowTake opens a take in the viewer (loading its frames in the background).
 func (s *Studio) ShowTake(id string) {
 	s.update(func() {
@@ -187,13 +203,7 @@ func (s *Studio) FollowJob() { s.update(func() { s.viewer.Follow = true }) }
 
 // SetStarred stars or unstars a take.
 func (s *Studio) SetStarred(id string, on bool) {
-	s.mu.Lock()
-	t, _, ok := s.takeLocked(id)
-	s.mu.Unlock()
-	if !ok {
-		return
-	}
-	s.opts.Go(func() {
+	s.onTake(id, func(t Take) {
 		nt, err := s.library().SetStarred(t, on)
 		s.update(func() {
 			if err != nil {
@@ -209,13 +219,7 @@ func (s *Studio) SetStarred(id string, on bool) {
 
 // DeleteTake moves a take to the Trash.
 func (s *Studio) DeleteTake(id string) {
-	s.mu.Lock()
-	t, _, ok := s.takeLocked(id)
-	s.mu.Unlock()
-	if !ok {
-		return
-	}
-	s.opts.Go(func() {
+	s.onTake(id, func(t Take) {
 		err := s.library().Delete(t)
 		s.update(func() {
 			if err != nil {
@@ -302,13 +306,7 @@ func (s *Studio) draftFromTake(t Take) (Draft, []string) {
 // Rerun queues a take again with its own settings: the same seed
 // (newSeed false) or a fresh one. The draft in Compose is not touched.
 func (s *Studio) Rerun(id string, newSeed bool) {
-	s.mu.Lock()
-	t, _, ok := s.takeLocked(id)
-	s.mu.Unlock()
-	if !ok {
-		return
-	}
-	s.opts.Go(func() {
+	s.onTake(id, func(t Take) {
 		d, warn := s.draftFromTake(t)
 		for i := range d.References {
 			s.mu.Lock()
@@ -355,13 +353,7 @@ func (s *Studio) Rerun(id string, newSeed bool) {
 // UseSettings loads a take's prompt, inputs and settings into Compose (the
 // previous draft can be restored with Undo).
 func (s *Studio) UseSettings(id string) {
-	s.mu.Lock()
-	t, _, ok := s.takeLocked(id)
-	s.mu.Unlock()
-	if !ok {
-		return
-	}
-	s.opts.Go(func() {
+	s.onTake(id, func(t Take) {
 		d, warn := s.draftFromTake(t)
 		s.replaceDraft(d, "Compose now holds the settings of “"+t.Meta.Title+"”.")
 		if len(warn) > 0 {
@@ -400,9 +392,7 @@ func (s *Studio) Chain(id string) {
 // UseAsReference adds a take to the reference list: its video (with its
 // sound) when the take has an MP4, otherwise its last frame as a picture.
 func (s *Studio) UseAsReference(id string) {
-	s.mu.Lock()
-	t, _, ok := s.takeLocked(id)
-	s.mu.Unlock()
+	t, ok := s.take(id)
 	if !ok {
 		return
 	}
