@@ -217,10 +217,7 @@ func (b *Backend) Snake(dst, x, alpha, beta *compute.Tensor, logScale bool) {
 // Pad accounts a padded copy.
 func (b *Backend) Pad(dst, x *compute.Tensor, p compute.PadParams) {
 	own(b, "Pad", dst, x)
-	compute.Check(dst.Rank() == x.Rank(), "Pad", "%v -> %v", x, dst)
-	for a := 0; a < x.Rank(); a++ {
-		compute.Check(dst.Dim(a) == p.BeforeAt(a)+x.Dim(a)+p.AfterAt(a), "Pad", "axis %d: %v -> %v", a, x, dst)
-	}
+	compute.CheckPad(dst, x, p)
 	b.op(0, dst, x)
 }
 

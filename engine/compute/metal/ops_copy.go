@@ -163,21 +163,8 @@ func (b *Backend) ScatterRows(dst, src, idx *compute.Tensor) {
 
 // Pad copies x into dst with per-axis borders (zeros, reflect, replicate).
 func (b *Backend) Pad(dst, x *compute.Tensor, p compute.PadParams) {
+	compute.CheckPad(dst, x, p)
 	r := x.Rank()
-	compute.Check(dst.Rank() == r && r >= 1, "Pad", "x %v into dst %v: ranks differ", x, dst)
-	compute.Check(dst.DType() == x.DType(), "Pad", "dtype %v -> %v", x.DType(), dst.DType())
-	compute.Check((p.Before == nil || len(p.Before) == r) && (p.After == nil || len(p.After) == r) && (p.Modes == nil || len(p.Modes) == r),
-		"Pad", "parameters %+v for rank %d", p, r)
-	for a := 0; a < r; a++ {
-		lo, hi := p.BeforeAt(a), p.AfterAt(a)
-		compute.Check(lo >= 0 && hi >= 0 && dst.Dim(a) == lo+x.Dim(a)+hi, "Pad", "axis %d: %d + %d + %d != %d (x %v dst %v)", a, lo, x.Dim(a), hi, dst.Dim(a), x, dst)
-		if p.ModeAt(a) == compute.PadReflect {
-			compute.Check(lo < x.Dim(a) && hi < x.Dim(a), "Pad", "axis %d: reflect padding %d/%d needs more than %d elements", a, lo, hi, x.Dim(a))
-		}
-		if p.ModeAt(a) != compute.PadZeros {
-			compute.Check(x.Dim(a) > 0, "Pad", "axis %d: cannot %v-pad an empty axis", a, p.ModeAt(a))
-		}
-	}
 	n := int64(dst.NumElements())
 	if n == 0 {
 		return
