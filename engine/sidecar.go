@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"h3studio/engine/atomicfile"
 )
 
 // Sidecar is the JSON record written next to every output: enough to
@@ -161,33 +163,8 @@ func WriteSidecar(path string, sc Sidecar) error {
 // WriteFileAtomic writes data to path through a temporary file and a rename,
 // so a reader never sees a partial file and a failure leaves nothing behind.
 func WriteFileAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("engine: write %s: %w", path, err)
-	}
-	name := tmp.Name()
-	_, err = tmp.Write(data)
-	if err == nil {
-		// os.CreateTemp makes the file 0600: a new file gets os.WriteFile's
-		// 0644, a replaced one keeps its permission.
-		mode := os.FileMode(0o644)
-		if st, serr := os.Stat(path); serr == nil && st.Mode().IsRegular() {
-			mode = st.Mode().Perm()
-		}
-		err = tmp.Chmod(mode)
-	}
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(name, path)
-	}
-	if err != nil {
-		os.Remove(name)
-		return fmt.Errorf("engine: write %s: %w", path, err)
+	if err := atomicfile.WriteFile(path, data); err != nil {
+		return fmt.Errorf("engine: %w", err)
 	}
 	return nil
 }

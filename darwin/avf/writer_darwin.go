@@ -14,6 +14,7 @@ import (
 	"github.com/progrium/darwinkit/macos/foundation"
 	"github.com/progrium/darwinkit/objc"
 
+	"h3studio/engine/atomicfile"
 	"h3studio/engine/media"
 )
 
@@ -227,6 +228,12 @@ func (s *mp4Sink) Close() error {
 	}
 	s.done = true
 	os.Remove(s.videoTmp)
+	// os.CreateTemp made it 0600; the finished MP4 gets what every output
+	// gets (0644, or the permission of the file it replaces).
+	if err := os.Chmod(s.tmp, atomicfile.Mode(s.path)); err != nil {
+		os.Remove(s.tmp)
+		return &media.Error{Path: s.path, Problem: "cannot set the finished file's permission", Err: err}
+	}
 	if err := os.Rename(s.tmp, s.path); err != nil {
 		os.Remove(s.tmp)
 		return &media.Error{Path: s.path, Problem: "cannot move the finished file into place", Err: err}

@@ -3,6 +3,8 @@ package media
 import (
 	"os"
 	"path/filepath"
+
+	"h3studio/engine/atomicfile"
 )
 
 // atomicFile is a destination written under a temporary name in the same
@@ -37,7 +39,7 @@ func (a *atomicFile) commit() error {
 	}
 	f := a.f
 	a.f = nil
-	err := f.Chmod(outputMode(a.path))
+	err := f.Chmod(atomicfile.Mode(a.path))
 	if err == nil {
 		err = f.Sync()
 	}
@@ -62,15 +64,4 @@ func (a *atomicFile) abort() {
 		a.f = nil
 	}
 	os.Remove(a.tmp)
-}
-
-// outputMode is the permission a finished output gets: the file it
-// replaces keeps its own, a new one is readable by everyone (0644), as
-// os.WriteFile makes it; os.CreateTemp's 0600 would otherwise stay on
-// every video, sound and sidecar the app writes.
-func outputMode(path string) os.FileMode {
-	if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() {
-		return st.Mode().Perm()
-	}
-	return 0o644
 }

@@ -23,6 +23,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"h3studio/engine/atomicfile"
 )
 
 func init() {
@@ -244,7 +246,7 @@ func (s *ffmpegMP4Sink) Close() error {
 	}
 	s.state.done = true
 	os.Remove(s.videoTmp)
-	if err := os.Chmod(s.tmp, outputMode(s.path)); err != nil {
+	if err := os.Chmod(s.tmp, atomicfile.Mode(s.path)); err != nil {
 		os.Remove(s.tmp)
 		return fileErr(s.path, err, "cannot finish writing")
 	}

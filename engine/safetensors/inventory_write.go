@@ -8,6 +8,8 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+
+	"h3studio/engine/atomicfile"
 )
 
 // Values returns the float32 values spec's Init rule gives its tensor for
@@ -123,36 +125,8 @@ func WriteSharded(dir, base string, entries []Entry, shardBytes int64) (err erro
 }
 
 func writeFileAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("safetensors: write %s: %w", path, err)
-	}
-	_, err = tmp.Write(data)
-	if err == nil {
-		err = tmp.Chmod(outputMode(path))
-	}
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("safetensors: write %s: %w", path, err)
+	if err := atomicfile.WriteFile(path, data); err != nil {
+		return fmt.Errorf("safetensors: %w", err)
 	}
 	return nil
-}
-
-// outputMode is the permission a written file gets: the one of the file it
-// replaces, else 0644 as os.WriteFile gives (os.CreateTemp's 0600 would
-// otherwise stay on every checkpoint file written).
-func outputMode(path string) os.FileMode {
-	if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() {
-		return st.Mode().Perm()
-	}
-	return 0o644
 }

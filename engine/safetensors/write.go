@@ -6,9 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sort"
 
+	"h3studio/engine/atomicfile"
 	"h3studio/engine/compute"
 )
 
@@ -70,7 +70,7 @@ func Write(path string, entries []Entry, metadata map[string]string) error {
 	for len(js)%8 != 0 {
 		js = append(js, ' ')
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	tmp, err := atomicfile.CreateTemp(path, ".tmp-*")
 	if err != nil {
 		return fmt.Errorf("safetensors: write %s: %w", path, err)
 	}
@@ -92,18 +92,9 @@ func Write(path string, entries []Entry, metadata map[string]string) error {
 	if err := w.Flush(); err != nil {
 		return fmt.Errorf("safetensors: write %s: %w", path, err)
 	}
-	if err := tmp.Chmod(outputMode(path)); err != nil {
+	ok = true // Commit removes the temporary file itself on failure
+	if err := atomicfile.Commit(tmp, path); err != nil {
 		return fmt.Errorf("safetensors: write %s: %w", path, err)
 	}
-	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("safetensors: write %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("safetensors: write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("safetensors: write %s: %w", path, err)
-	}
-	ok = true
 	return nil
 }
