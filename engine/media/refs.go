@@ -39,6 +39,9 @@ type RefProblem struct {
 	Index int    // 0-based reference index, −1 when the rule is about the whole set
 	Path  string // the file at fault, "" for set-wide rules
 	Rule  string
+	// Fix says what the user can do about it, in a short sentence ("" when
+	// there is no general advice).
+	Fix string
 }
 
 func (p RefProblem) String() string {
@@ -78,30 +81,36 @@ var kindWord = map[Kind]string{KindImage: "a picture", KindVideo: "a video", Kin
 // *RefError naming every broken rule and the file concerned, or nil.
 func CheckReferences(refs []Ref, hasKeyframes bool, l Limits) error {
 	var ps []RefProblem
-	add := func(i int, path, format string, args ...any) {
-		ps = append(ps, RefProblem{Index: i, Path: path, Rule: fmt.Sprintf(format, args...)})
+	add := func(i int, path, fix, format string, args ...any) {
+		ps = append(ps, RefProblem{Index: i, Path: path, Rule: fmt.Sprintf(format, args...), Fix: fix})
 	}
+	const (
+		fewerRefs  = "Remove some references."
+		shorter    = "Use shorter or fewer clips."
+		crop       = "Crop it, or use another."
+		otherSound = "Use another sound file."
+	)
 	if len(refs) > 0 && hasKeyframes {
-		add(-1, "", "references cannot be combined with a first or last frame (use one or the other)")
+		add(-1, "", "Remove the references or the frames.", "references cannot be combined with a first or last frame (use one or the other)")
 	}
 	var images, videos, clips, files int
 	var videoTotal, audioTotal time.Duration
 	clip := func(i int, path, what string, d time.Duration) {
 		if d < l.MinClip || d > l.MaxClip {
-			add(i, path, "%s must be %s–%s long; this one is %s", what, secs(l.MinClip), secs(l.MaxClip), secs(d))
+			add(i, path, "Trim it, or use another clip.", "%s must be %s–%s long; this one is %s", what, secs(l.MinClip), secs(l.MaxClip), secs(d))
 		}
 	}
 	for i, r := range refs {
 		files++
 		if r.Info.Kind != r.Kind && r.Info.Kind != 0 {
-			add(i, r.Path, "is %s, but was given as %s reference", kindWord[r.Info.Kind], strings.TrimPrefix(kindWord[r.Kind], "a "))
+			add(i, r.Path, "", "is %s, but was given as %s reference", kindWord[r.Info.Kind], strings.TrimPrefix(kindWord[r.Kind], "a "))
 			continue
 		}
 		switch r.Kind {
 		case KindImage:
 			images++
 			if w, h := r.Info.Width, r.Info.Height; w > 4*h || h > 4*w {
-				add(i, r.Path, "pictures must be between 1:4 and 4:1; this one is %d×%d", w, h)
+				add(i, r.Path, crop, "pictures must be between 1:4 and 4:1; this one is %d×%d", w, h)
 			}
 		case KindVideo:
 			videos++
@@ -109,53 +118,53 @@ func CheckReferences(refs []Ref, hasKeyframes bool, l Limits) error {
 			videoTotal += d
 			clip(i, r.Path, "reference videos", d)
 			if w, h := r.Info.Width, r.Info.Height; w > 4*h || h > 4*w {
-				add(i, r.Path, "videos must be between 1:4 and 4:1; this one is %d×%d", w, h)
+				add(i, r.Path, crop, "videos must be between 1:4 and 4:1; this one is %d×%d", w, h)
 			}
 			switch {
 			case r.AudioPath != "":
 				files++
 				clips++
 				if r.AudioInfo.Kind != 0 && !r.AudioInfo.HasAudio {
-					add(i, r.AudioPath, "has no sound to pair with the video")
+					add(i, r.AudioPath, otherSound, "has no sound to pair with the video")
 				}
 				ad := dur(r.AudioInfo)
 				audioTotal += ad
 				clip(i, r.AudioPath, "audio clips", ad)
 			case r.Soundtrack && !r.Info.HasAudio:
-				add(i, r.Path, "has no sound track (use it as a silent video reference)")
+				add(i, r.Path, "Use it without its sound, or pair a sound file.", "has no sound track (use it as a silent video reference)")
 			}
 		case KindAudio:
 			clips++
 			if !r.Info.HasAudio && r.Info.Kind != 0 {
-				add(i, r.Path, "has no sound")
+				add(i, r.Path, otherSound, "has no sound")
 			}
 			d := dur(r.Info)
 			audioTotal += d
 			clip(i, r.Path, "audio clips", d)
 		default:
-			add(i, r.Path, "unknown reference kind %v", r.Kind)
+			add(i, r.Path, "", "unknown reference kind %v", r.Kind)
 		}
 	}
 	if images > l.MaxImages {
-		add(-1, "", "at most %d picture references, got %d", l.MaxImages, images)
+		add(-1, "", fewerRefs, "at most %d picture references, got %d", l.MaxImages, images)
 	}
 	if videos > l.MaxVideos {
-		add(-1, "", "at most %d video references, got %d", l.MaxVideos, videos)
+		add(-1, "", fewerRefs, "at most %d video references, got %d", l.MaxVideos, videos)
 	}
 	if clips > l.MaxAudioClips {
-		add(-1, "", "at most %d audio clips, got %d", l.MaxAudioClips, clips)
+		add(-1, "", fewerRefs, "at most %d audio clips, got %d", l.MaxAudioClips, clips)
 	}
 	if files > l.MaxFiles {
-		add(-1, "", "at most %d reference files in all, got %d", l.MaxFiles, files)
+		add(-1, "", fewerRefs, "at most %d reference files in all, got %d", l.MaxFiles, files)
 	}
 	if videos > 1 && videoTotal > l.MaxTotal {
-		add(-1, "", "reference videos may last %s in total; these last %s", secs(l.MaxTotal), secs(videoTotal))
+		add(-1, "", shorter, "reference videos may last %s in total; these last %s", secs(l.MaxTotal), secs(videoTotal))
 	}
 	if clips > 1 && audioTotal > l.MaxTotal {
-		add(-1, "", "audio clips may last %s in total; these last %s", secs(l.MaxTotal), secs(audioTotal))
+		add(-1, "", shorter, "audio clips may last %s in total; these last %s", secs(l.MaxTotal), secs(audioTotal))
 	}
 	if clips > 0 && images+videos == 0 {
-		add(-1, "", "an audio reference needs at least one picture or video reference")
+		add(-1, "", "Add a picture or a video, or remove the sound.", "an audio reference needs at least one picture or video reference")
 	}
 	if len(ps) > 0 {
 		return &RefError{Problems: ps}

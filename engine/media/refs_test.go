@@ -68,6 +68,13 @@ func TestCheckReferences(t *testing.T) {
 				t.Errorf("%s: %q lacks %q", c.name, msg, w)
 			}
 		}
+		// Every rule a user can break through the app comes with its fix
+		// (the studio shows it beside the problem).
+		for _, p := range re.Problems {
+			if p.Fix == "" && !strings.Contains(p.Rule, "but was given as") && !strings.Contains(p.Rule, "unknown reference kind") {
+				t.Errorf("%s: rule %q has no fix", c.name, p.Rule)
+			}
+		}
 	}
 }
 

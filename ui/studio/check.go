@@ -181,7 +181,7 @@ func referenceRules(d Draft) []Problem {
 				msg = name + ": " + strings.TrimSuffix(p.Rule, ".") + "."
 			}
 		}
-		ps = append(ps, Problem{Where: AtReferences, Index: p.Index, Severity: Error, Message: msg, Fix: ruleFix(p.Rule)})
+		ps = append(ps, Problem{Where: AtReferences, Index: p.Index, Severity: Error, Message: msg, Fix: p.Fix})
 	}
 	return ps
 }
@@ -201,29 +201,6 @@ func startsWithVerb(rule string) bool {
 		}
 	}
 	return false
-}
-
-// ruleFix is the fix for a media reference rule.
-func ruleFix(rule string) string {
-	switch {
-	case strings.Contains(rule, "combined"):
-		return "Remove the references or the frames."
-	case strings.Contains(rule, "at most"):
-		return "Remove some references."
-	case strings.Contains(rule, "in total"):
-		return "Use shorter or fewer clips."
-	case strings.Contains(rule, "long"):
-		return "Trim it, or use another clip."
-	case strings.Contains(rule, "1:4 and 4:1"):
-		return "Crop it, or use another."
-	case strings.Contains(rule, "needs at least one picture"):
-		return "Add a picture or a video, or remove the sound."
-	case strings.Contains(rule, "no sound track"):
-		return "Use it without its sound, or pair a sound file."
-	case strings.Contains(rule, "no sound"):
-		return "Use another sound file."
-	}
-	return ""
 }
 
 func checkSettings(s Settings) []Problem {
