@@ -130,6 +130,56 @@ func (s *Session) partitionInfo(part snapshot.Partition) (*partInfo, error) {
 	return pi, nil
 }
 
+// load resolves the memory mode and loads what the request needs: up
+// front in the resident mode (the text encoder only on a conditioning-cache
+// miss, in encodeText); the streaming mode loads each component when its
+// phase comes and releases it after.
+func (g *generation) load() error {
+	s, p, r, t := g.s, g.p, g.r, g.t
+	g.res = Result{Plan: p, Seed: r.Seed, Frames: r.Frames, Model: s.name}
+	part := snapshot.FL2VA
+	if p.Task == TaskRef2VA {
+		part = snapshot.Ref2VA
+	}
+	mode := s.memoryMode(p)
+	g.res.Plan.Memory = mode
+	if mode == MemoryStreaming && r.Memory != MemoryStreaming {
+		// Auto chose streaming: the predicted peak the result (and the
+		// take record) reports is the streaming one, not the resident one
+		// that did not fit.
+		q := p
+		q.Notes, q.Request.Memory = nil, MemoryStreaming
+		s.predict(&q)
+		g.res.Plan.PeakBytes = q.PeakBytes
+	}
+	m, err := s.partitionModels(part)
+	if err != nil {
+		return err
+	}
+	g.res.ModelID = s.modelID(m)
+	if m.loadedMode != "" && m.loadedMode != mode {
+		m.release() // the weights were bound for the other mode
+	}
+	m.loadedMode = mode
+	g.m, g.mode, g.streaming = m, mode, mode == MemoryStreaming
+
+	loads := []func() error{func() error { return s.loadDiT(m, mode) }}
+	if !g.streaming {
+		loads = append(loads, func() error { return s.loadVideoVAE(m) }, func() error { return s.loadAudioVAE(m) })
+	}
+	t.begin(PhaseLoad, len(loads), "components")
+	for i, load := range loads {
+		if err := g.ctx.Err(); err != nil {
+			return err
+		}
+		if err := load(); err != nil {
+			return err
+		}
+		t.step(i + 1)
+	}
+	return nil
+}
+
 // partitionModels returns the partition's components. Switching partitions
 // releases the other partition's weights (the two transformers never
 // coexist). Only the running Generate calls it.
