@@ -135,45 +135,81 @@ func probeWith(open media.Opener) Prober {
 
 // resolve validates r against the rules and the model and fills defaults.
 // It reads nothing but file headers (conditioning files are probed through
-// probe) and maps no weight.
+// probe) and maps no weight. Each rule below refuses with a *RequestError
+// naming the field, or fills what the request leaves at zero.
 func resolve(r Request, m ModelFacts, probe Prober) (Plan, error) {
-	var p Plan
-	var notes []string
+	q := &resolution{r: r, m: m, probe: probe}
+	for _, rule := range []func() error{q.task, q.canvas, q.duration, q.speed, q.conditions, q.prompt} {
+		if err := rule(); err != nil {
+			return q.p, err
+		}
+	}
+	// Geometry of the (render) canvas the model runs at.
+	p, r := q.p, q.r
+	lh, lw := p.ModelCanvas(r).Latent()
+	p.LatentWidth, p.LatentHeight = lw, lh
+	p.LatentFrames, _ = layout.LatentFrames(r.Frames)
+	p.AudioLatents = layout.AudioLatents(r.Frames)
+	p.Forwards = forwardCount(r.Steps, r.Reuse)
+	p.Request = r
+	p.Notes = q.notes
+	p.Memory = r.Memory
+	return p, nil
+}
 
+// resolution is a request being resolved: the request as its defaults are
+// filled in, the plan so far and its notes.
+type resolution struct {
+	r     Request
+	m     ModelFacts
+	probe Prober
+	p     Plan
+	notes []string
+}
+
+// task picks the task from the slots the request fills and checks the
+// model folder has its partition.
+func (q *resolution) task() error {
+	r := &q.r
 	// Task from the slots.
 	hasKey := r.First != "" || r.Last != "" || r.FirstImage != nil || r.LastImage != nil
 	switch {
 	case len(r.References) > 0 && hasKey:
-		return p, reqErr("references", "do not mix with first/last frames: remove the references or the frames")
+		return reqErr("references", "do not mix with first/last frames: remove the references or the frames")
 	case len(r.References) > 0:
-		p.Task = TaskRef2VA
+		q.p.Task = TaskRef2VA
 	case hasKey:
-		p.Task = TaskFL2VA
+		q.p.Task = TaskFL2VA
 	default:
-		p.Task = TaskT2VA
+		q.p.Task = TaskT2VA
 	}
-	switch p.Task {
+	switch q.p.Task {
 	case TaskRef2VA:
-		if !m.HasRef2VA {
-			return p, reqErr("task", "ref2va needs the Ref2VA partition, which this model folder lacks")
+		if !q.m.HasRef2VA {
+			return reqErr("task", "ref2va needs the Ref2VA partition, which this model folder lacks")
 		}
 	default:
-		if !m.HasFL2VA {
-			return p, reqErr("task", "%s needs the FL2VA partition, which this model folder lacks", p.Task)
+		if !q.m.HasFL2VA {
+			return reqErr("task", "%s needs the FL2VA partition, which this model folder lacks", q.p.Task)
 		}
 	}
+	return nil
+}
 
-	// Canvas (h3.c: multiples of 32, at least 32, at most 768·1344 pixels)
-	// and render canvas (same aspect, no larger than the output).
+// canvas checks the output and render canvases (h3.c: multiples of 32,
+// at least 32, at most 768·1344 pixels; the render canvas of the same
+// aspect, no larger than the output).
+func (q *resolution) canvas() error {
+	r := &q.r
 	if r.Width == 0 && r.Height == 0 {
 		r.Width, r.Height = DefaultWidth, DefaultHeight
 	}
 	if err := checkCanvas("width", "height", r.Width, r.Height); err != nil {
-		return p, err
+		return err
 	}
 	if r.RenderWidth != 0 || r.RenderHeight != 0 {
 		if err := checkCanvas("render-width", "render-height", r.RenderWidth, r.RenderHeight); err != nil {
-			return p, err
+			return err
 		}
 		out := layout.Canvas{Width: r.Width, Height: r.Height}
 		ren := layout.Canvas{Width: r.RenderWidth, Height: r.RenderHeight}
@@ -184,52 +220,61 @@ func resolve(r Request, m ModelFacts, probe Prober) (Plan, error) {
 			} else if int64(ren.Width)*int64(out.Height) != int64(ren.Height)*int64(out.Width) {
 				rule = "must have the output canvas's aspect ratio"
 			}
-			return p, reqErr("render canvas", "%v %s %v", ren, rule, out)
+			return reqErr("render canvas", "%v %s %v", ren, rule, out)
 		}
 		if r.RenderWidth == r.Width {
 			r.RenderWidth, r.RenderHeight = 0, 0
 		}
 	}
+	return nil
+}
 
-	// Duration: frames aligned up to 17n+5, or seconds → frames (h3.c).
+// duration aligns frames up to 17n+5, or converts seconds to frames (h3.c).
+func (q *resolution) duration() error {
+	r := &q.r
 	switch {
 	case r.Frames != 0 && r.Seconds != 0:
-		return p, reqErr("duration", "give frames or seconds, not both")
+		return reqErr("duration", "give frames or seconds, not both")
 	case r.Seconds < 0 || r.Frames < 0 || math.IsNaN(r.Seconds):
-		return p, reqErr("duration", "must be positive")
+		return reqErr("duration", "must be positive")
 	case r.Seconds > 0:
 		f, err := layout.FramesFromSeconds(r.Seconds)
 		if err != nil {
-			return p, reqErr("seconds", "%v is outside %.2f–%.2f s", r.Seconds, float64(MinFrames)/24, float64(MaxFrames)/24)
+			return reqErr("seconds", "%v is outside %.2f–%.2f s", r.Seconds, float64(MinFrames)/24, float64(MaxFrames)/24)
 		}
-		notes = append(notes, fmt.Sprintf("%.2f s → %d frames (%.2f s; lengths are 17n+5 frames at 24 fps)", r.Seconds, f, float64(f)/24))
+		q.notes = append(q.notes, fmt.Sprintf("%.2f s → %d frames (%.2f s; lengths are 17n+5 frames at 24 fps)", r.Seconds, f, float64(f)/24))
 		r.Frames, r.Seconds = f, 0
 	case r.Frames == 0:
 		r.Frames = DefaultFrames
 	default:
 		f, _ := layout.AlignFrames(r.Frames)
 		if f != r.Frames {
-			notes = append(notes, fmt.Sprintf("frames rounded up from %d to %d (lengths are 17n+5 frames)", r.Frames, f))
+			q.notes = append(q.notes, fmt.Sprintf("frames rounded up from %d to %d (lengths are 17n+5 frames)", r.Frames, f))
 			r.Frames = f
 		}
 	}
 	if r.Frames < MinFrames || r.Frames > MaxFrames {
-		return p, reqErr("frames", "%d after alignment is outside %d..%d (%.2f–%.2f s at 24 fps)", r.Frames, MinFrames, MaxFrames, float64(MinFrames)/24, float64(MaxFrames)/24)
+		return reqErr("frames", "%d after alignment is outside %d..%d (%.2f–%.2f s at 24 fps)", r.Frames, MinFrames, MaxFrames, float64(MinFrames)/24, float64(MaxFrames)/24)
 	}
+	return nil
+}
 
-	// Speed controls: the preset fills what the request leaves at zero.
+// speed fills the speed controls from the preset where the request leaves
+// them at zero and checks their ranges, then the seed and memory mode.
+func (q *resolution) speed() error {
+	r := &q.r
 	if r.Preset == "" {
 		r.Preset = PresetDefault
 	}
 	ps, ok := Presets[r.Preset]
 	if !ok {
-		return p, reqErr("preset", "%q is unknown (allowed: reference, default, fast, preview)", r.Preset)
+		return reqErr("preset", "%q is unknown (allowed: reference, default, fast, preview)", r.Preset)
 	}
 	if r.Steps == 0 {
 		r.Steps = ps.Steps
 	}
 	if r.Steps < MinSteps || r.Steps > MaxSteps {
-		return p, reqErr("steps", "%d is outside %d..%d", r.Steps, MinSteps, MaxSteps)
+		return reqErr("steps", "%d is outside %d..%d", r.Steps, MinSteps, MaxSteps)
 	}
 	reuseSet, coreSet := r.Reuse != 0, r.CoreReuse != 0
 	if r.Reuse == 0 {
@@ -245,36 +290,40 @@ func resolve(r Request, m ModelFacts, probe Prober) (Plan, error) {
 		}
 	}
 	if r.Reuse < 1 || r.Reuse > MaxReuse {
-		return p, reqErr("reuse", "%d is outside 1..%d", r.Reuse, MaxReuse)
+		return reqErr("reuse", "%d is outside 1..%d", r.Reuse, MaxReuse)
 	}
 	if r.CoreReuse < 1 || r.CoreReuse > MaxCoreReuse {
-		return p, reqErr("core-reuse", "%d is outside 1..%d", r.CoreReuse, MaxCoreReuse)
+		return reqErr("core-reuse", "%d is outside 1..%d", r.CoreReuse, MaxCoreReuse)
 	}
 	if r.Reuse > 1 && r.CoreReuse > 1 {
-		return p, reqErr("reuse", "%d cannot be combined with core-reuse %d (velocity reuse and core reuse are exclusive)", r.Reuse, r.CoreReuse)
+		return reqErr("reuse", "%d cannot be combined with core-reuse %d (velocity reuse and core reuse are exclusive)", r.Reuse, r.CoreReuse)
 	}
 	if r.Layers == 0 {
 		r.Layers = int(math.Ceil(ps.LayersFraction * MaxLayers))
 	}
 	if r.Layers < MinLayers || r.Layers > MaxLayers {
-		return p, reqErr("layers", "%d is outside %d..%d (blocks of the released 50; scaled for other depths)", r.Layers, MinLayers, MaxLayers)
+		return reqErr("layers", "%d is outside %d..%d (blocks of the released 50; scaled for other depths)", r.Layers, MinLayers, MaxLayers)
 	}
 	if r.TokenReduction {
-		notes = append(notes, "token reduction changes composition (opt-in speed control)")
+		q.notes = append(q.notes, "token reduction changes composition (opt-in speed control)")
 	}
 	if !r.SeedSet {
 		r.Seed, r.SeedSet = DefaultSeed, true
 	}
 	if r.Memory != MemoryAuto && r.Memory != MemoryResident && r.Memory != MemoryStreaming {
-		return p, reqErr("memory", "%q is unknown (allowed: auto, resident, streaming)", r.Memory)
+		return reqErr("memory", "%q is unknown (allowed: auto, resident, streaming)", r.Memory)
 	}
+	return nil
+}
 
-	// Conditions: files exist and hold what their slot needs; reference
-	// limits (media's rules, the release's).
-	if probe == nil {
-		probe = probeWith(nil)
+// conditions checks the conditioning files exist and hold what their slot
+// needs, and the reference limits (media's rules, the release's).
+func (q *resolution) conditions() error {
+	r := &q.r
+	if q.probe == nil {
+		q.probe = probeWith(nil)
 	}
-	if p.Task == TaskFL2VA {
+	if q.p.Task == TaskFL2VA {
 		for _, f := range []struct {
 			field, path string
 			img         image.Image
@@ -282,28 +331,34 @@ func resolve(r Request, m ModelFacts, probe Prober) (Plan, error) {
 			if f.img != nil || f.path == "" {
 				continue
 			}
-			info, err := probeFile(probe, f.field, f.path)
+			info, err := probeFile(q.probe, f.field, f.path)
 			if err != nil {
-				return p, err
+				return err
 			}
 			if info.Kind != media.KindImage {
-				return p, reqErr(f.field, "%s is %s, not a picture", f.path, kindWords[info.Kind])
+				return reqErr(f.field, "%s is %s, not a picture", f.path, kindWords[info.Kind])
 			}
 		}
 	}
-	mc := p.ModelCanvas(r)
-	if p.Task == TaskRef2VA {
-		refs, err := checkReferences(r, mc, probe)
+	mc := q.p.ModelCanvas(*r)
+	if q.p.Task == TaskRef2VA {
+		refs, err := checkReferences(*r, mc, q.probe)
 		if err != nil {
-			return p, err
+			return err
 		}
-		p.References = refs
+		q.p.References = refs
 	}
-	// Labels in the prompt must name existing inputs (<Picture 3> with two
-	// pictures is a mistake the model cannot resolve).
+	return nil
+}
+
+// prompt checks the prompt is valid UTF-8 and its labels name existing
+// inputs (<Picture 3> with two pictures is a mistake the model cannot
+// resolve).
+func (q *resolution) prompt() error {
+	r := &q.r
 	var pictures, videos, audios int
-	pictures = len(p.anchors())
-	for _, rp := range p.References {
+	pictures = len(q.p.anchors())
+	for _, rp := range q.p.References {
 		switch rp.Kind {
 		case RefImage:
 			pictures++
@@ -319,25 +374,15 @@ func resolve(r Request, m ModelFacts, probe Prober) (Plan, error) {
 	// The tokenizer refuses invalid UTF-8 too, but only after the models
 	// are loaded: refuse it here, before anything is mapped.
 	if !utf8.ValidString(r.Prompt) {
-		return p, reqErr("prompt", "is not valid UTF-8 (first invalid byte at offset %d)", invalidUTF8Offset(r.Prompt))
+		return reqErr("prompt", "is not valid UTF-8 (first invalid byte at offset %d)", invalidUTF8Offset(r.Prompt))
 	}
 	if err := prompt.CheckLabels(r.Prompt, pictures, videos, audios); err != nil {
-		return p, reqErr("prompt", "%v", strings.TrimPrefix(err.Error(), "prompt: "))
+		return reqErr("prompt", "%v", strings.TrimPrefix(err.Error(), "prompt: "))
 	}
 	if strings.TrimSpace(r.Prompt) == "" {
-		notes = append(notes, "the prompt is empty: the model will improvise")
+		q.notes = append(q.notes, "the prompt is empty: the model will improvise")
 	}
-
-	// Geometry of the (render) canvas the model runs at.
-	lh, lw := mc.Latent()
-	p.LatentWidth, p.LatentHeight = lw, lh
-	p.LatentFrames, _ = layout.LatentFrames(r.Frames)
-	p.AudioLatents = layout.AudioLatents(r.Frames)
-	p.Forwards = forwardCount(r.Steps, r.Reuse)
-	p.Request = r
-	p.Notes = notes
-	p.Memory = r.Memory
-	return p, nil
+	return nil
 }
 
 // invalidUTF8Offset is the byte offset of s's first invalid UTF-8 sequence
