@@ -80,6 +80,9 @@ type previewer struct {
 	err      error
 }
 
+// previewWindow is the latents a preview decodes (one decoder window).
+const previewWindow = 7
+
 func (pv *previewer) prepared(p *denoise.Prepared) {
 	pv.condRows = p.Layout.ConditionVideoRows
 	pv.vt = p.VideoTimesteps
@@ -112,32 +115,13 @@ func (pv *previewer) step(rec *denoise.StepRecord) {
 		return
 	}
 	z, _ := videovae.WrapVolume(vs.C, vs.T, vs.H, vs.W, lat)
-	win := 7
-	if vs.T > win {
-		start := max(0, min(vs.T-win, vs.T/2-win/2))
-		z = z.Frames(start, start+win)
-	}
-	zd, err := m.vvae.Denormalize(z)
-	if err != nil {
-		pv.err = err
-		return
-	}
-	var frames []videovae.Frame
-	_, err = m.vvae.DecodeStream(pv.ctx, zd, nil, func(f videovae.Frame) error {
-		frames = append(frames, videovae.Frame{Index: f.Index, C: f.C, H: f.H, W: f.W, Data: append([]float32(nil), f.Data...)})
-		return nil
-	})
-	if err != nil {
-		if pv.ctx.Err() == nil {
+	img, err := m.vvae.PreviewFrame(pv.ctx, z, previewWindow)
+	if err != nil || img == nil {
+		if err != nil && pv.ctx.Err() == nil {
 			pv.err = fmt.Errorf("engine: preview: %w", err)
 		}
 		return
 	}
-	if len(frames) == 0 {
-		return
-	}
-	mid := frames[len(frames)/2]
-	img := videovae.ToRGBA(mid)
 	r := pv.p.Request
 	if img.Rect.Dx() != r.Width || img.Rect.Dy() != r.Height {
 		img = media.Resize(img, r.Width, r.Height, media.Bicubic)

@@ -2,13 +2,7 @@ package engine
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"io"
-	"os"
-	"path/filepath"
-	"sort"
 
 	"h3studio/engine/compute"
 	"h3studio/engine/condcache"
@@ -109,39 +103,13 @@ func (s *Session) textKey(m *models, in *qwen3vl.Input) condcache.Key {
 	return h.Key()
 }
 
-// textIdentity hashes what identifies the text encoder's weights without
-// reading them: config.json, the shard index and every shard's name, size
-// and safetensors header.
+// textIdentity is the text encoder's checkpoint identity
+// (qwen3vl.CheckpointIdentity), computed once per folder.
 func (s *Session) textIdentity(m *models) string {
 	if id, ok := s.textID[m.textDir]; ok {
 		return id
 	}
-	h := sha256.New()
-	entries, _ := os.ReadDir(m.textDir)
-	var names []string
-	for _, e := range entries {
-		names = append(names, e.Name())
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		p := filepath.Join(m.textDir, n)
-		st, err := os.Stat(p)
-		if err != nil || st.IsDir() {
-			continue
-		}
-		fmt.Fprintf(h, "\x00%s\x00%d\x00", n, st.Size())
-		f, err := os.Open(p)
-		if err != nil {
-			continue
-		}
-		limit := int64(1 << 20)
-		if filepath.Ext(n) == ".json" {
-			limit = 64 << 20
-		}
-		io.CopyN(h, f, limit)
-		f.Close()
-	}
-	id := hex.EncodeToString(h.Sum(nil))
+	id := qwen3vl.CheckpointIdentity(m.textDir)
 	s.textID[m.textDir] = id
 	return id
 }
