@@ -20,14 +20,14 @@ type FileStore struct {
 	mu   sync.Mutex
 }
 
-// DefaultFilePath is where the file store lives: $XDG_CONFIG_HOME/h3studio/credentials.json
-// (os.UserConfigDir), or credentials.json in the current folder when no config folder is known.
+// DefaultFilePath is where the file store lives: credentials.json in H3 Studio's configuration folder
+// (beside settings.json, under os.UserConfigDir), or credentials.json in the current folder when no config folder is known.
 func DefaultFilePath() string {
 	dir, err := os.UserConfigDir()
 	if err != nil {
 		return "credentials.json"
 	}
-	return filepath.Join(dir, "h3studio", "credentials.json")
+	return filepath.Join(dir, "H3 Studio", "credentials.json")
 }
 
 func key(service, account string) string { return service + "\n" + account }
