@@ -271,8 +271,10 @@ func (p *Plan) fetch(ctx context.Context, c *Client, req *Request, ct *content, 
 			return 0, fmt.Errorf("%s: read the partial file: %w", name, err)
 		}
 	}
-	if err := f.Truncate(have); err != nil {
-		return 0, fmt.Errorf("%s: %w", name, err)
+	if have != st.Size() {
+		if err := f.Truncate(have); err != nil {
+			return 0, fmt.Errorf("%s: %w", name, err)
+		}
 	}
 	req.Progress.fileStart(name, ct.Size, have)
 	var fetched int64
@@ -382,4 +384,3 @@ func (p *Plan) stream(ctx context.Context, c *Client, ct *content, f *os.File, h
 	}
 	return n, restart, nil
 }
-

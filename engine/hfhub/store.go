@@ -116,6 +116,9 @@ func (s *cacheStore) finish() error {
 		return nil
 	}
 	ref := filepath.Join(s.repoDir, "refs", filepath.FromSlash(s.rev))
+	if b, err := os.ReadFile(ref); err == nil && strings.TrimSpace(string(b)) == s.commit {
+		return nil // already recorded: a read-only cache stays usable
+	}
 	if err := os.MkdirAll(filepath.Dir(ref), 0o755); err != nil {
 		return err
 	}
