@@ -384,3 +384,10 @@ func (p *Plan) stream(ctx context.Context, c *Client, ct *content, f *os.File, h
 	}
 	return n, restart, nil
 }
+
+// DiscardPartials deletes the partial files of the plan's contents (a cancelled download).
+func (p *Plan) DiscardPartials() {
+	for _, ct := range p.contents {
+		os.Remove(p.st.partial(ct))
+	}
+}
