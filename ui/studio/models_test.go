@@ -62,7 +62,12 @@ func (s *memTokens) Set(a, b, v string) error {
 	s.m[a+b] = v
 	return nil
 }
-func (s *memTokens) Delete(a, b string) error { s.mu.Lock(); delete(s.m, a+b); s.mu.Unlock(); return nil }
+func (s *memTokens) Delete(a, b string) error {
+	s.mu.Lock()
+	delete(s.m, a+b)
+	s.mu.Unlock()
+	return nil
+}
 
 type modelsFixture struct {
 	hub     *fakehub.Hub
@@ -87,8 +92,13 @@ func newModelsFixture(t *testing.T, token string) *modelsFixture {
 	f.records = filepath.Join(t.TempDir(), "models.json")
 	f.m = NewModels(ModelsOptions{
 		Env: env, Tokens: &memTokens{}, Records: hfhub.LoadRecords(f.records),
-		OpenURL:   func(u string) { f.mu.Lock(); f.opened = append(f.opened, u); f.mu.Unlock() },
-		Trash:     func(p string) error { f.mu.Lock(); f.trashed = append(f.trashed, p); f.mu.Unlock(); return os.RemoveAll(p) },
+		OpenURL: func(u string) { f.mu.Lock(); f.opened = append(f.opened, u); f.mu.Unlock() },
+		Trash: func(p string) error {
+			f.mu.Lock()
+			f.trashed = append(f.trashed, p)
+			f.mu.Unlock()
+			return os.RemoveAll(p)
+		},
 		UseModel:  func(dir string) { f.used <- dir },
 		KeepAwake: func() func() { return func() {} },
 	})
