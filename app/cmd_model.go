@@ -37,7 +37,7 @@ func modelUsage(w io.Writer) {
   download [--tasks t2va,fl2va,ref2va] [--revision REV] [--dir DIR] [--parallel N] [--json]
                                   fetch what the tasks need into the HF cache (or a plain folder),
                                   resuming partial files, verifying every byte before publishing it
-  verify DIR|--revision REV [--online] [--json]
+  verify DIR|--revision REV [--online] [--repair] [--json]
                                   re-hash a snapshot against its recorded hashes (or the Hub's tree)
   path [--revision REV] [--task TASK]
                                   print the folder of the best complete snapshot
@@ -278,6 +278,7 @@ func modelVerify(env hfhub.Env, args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	rev := fs.String("revision", "", "verify the HF cache's snapshot of this branch, tag or commit")
 	online := fs.Bool("online", false, "check against the Hub's tree listing instead of the hashes recorded on disk")
+	repair := fs.Bool("repair", false, "delete wrong files and download them (and missing ones) again from the same commit")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	// Flags may follow the folder.
 	var dirs []string
@@ -293,7 +294,7 @@ func modelVerify(env hfhub.Env, args []string, stdout, stderr io.Writer) int {
 		rest = fs.Args()[1:]
 	}
 	if (len(dirs) == 1) == (*rev != "") || len(dirs) > 1 {
-		fmt.Fprintln(stderr, "usage: h3studio model verify DIR|--revision REV [--online] [--json]")
+		fmt.Fprintln(stderr, "usage: h3studio model verify DIR|--revision REV [--online] [--repair] [--json]")
 		return exitInvalid
 	}
 	root := ""
@@ -354,9 +355,23 @@ func modelVerify(env hfhub.Env, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "%s: %d files checked (%s hashed), %d wrong, %d missing\n", rep.Root, rep.Checked,
 			snapshot.HumanBytes(rep.Bytes), len(rep.Bad), len(rep.Missing))
 	}
+	if !rep.OK() && *repair && len(rep.Problems) == 0 {
+		client, src := hubClient(env)
+		fmt.Fprintf(stderr, "repairing: %d wrong and %d missing files are downloaded again\n", len(rep.Bad), len(rep.Missing))
+		if _, err := hfhub.Repair(ctx, client, rep, nil); err != nil {
+			return exitFor(stderr, "verify --repair", err, src)
+		}
+		if rep, err = hfhub.Verify(ctx, root, entries, 4); err != nil {
+			return exitFor(stderr, "verify", err, "")
+		}
+		fmt.Fprintf(stdout, "after repair: %d files checked, %d wrong, %d missing\n", rep.Checked, len(rep.Bad), len(rep.Missing))
+		for _, b := range rep.Bad {
+			fmt.Fprintf(stdout, "MISMATCH %s: %s is %s, expected %s\n", b.Path, b.Kind, b.Got, b.Want)
+		}
+	}
 	if !rep.OK() {
 		if len(rep.Bad) > 0 {
-			fmt.Fprintf(stderr, "h3studio model verify: %d files have wrong bytes (first: %s); `h3studio model download` fetches them again after you delete them\n", len(rep.Bad), rep.Bad[0].Path)
+			fmt.Fprintf(stderr, "h3studio model verify: %d files have wrong bytes (first: %s); `h3studio model verify --repair` downloads them again\n", len(rep.Bad), rep.Bad[0].Path)
 		}
 		return exitFailed
 	}

@@ -70,6 +70,17 @@ func TestModelCommand(t *testing.T) {
 	if code, out := runModelCmd("verify", "--revision", "main"); code != exitOK {
 		t.Fatalf("verify: exit %d: %s", code, out)
 	}
+	cfg := filepath.Join(listed.Snapshots[0].Path, "FL2VA", "transformer", "config.json")
+	real, _ := filepath.EvalSymlinks(cfg)
+	b, _ := os.ReadFile(real)
+	b[0] ^= 1
+	os.WriteFile(real, b, 0o644)
+	if code, out := runModelCmd("verify", "--revision", commit); code != exitFailed || !strings.Contains(out, "FL2VA/transformer/config.json") {
+		t.Fatalf("verify of a flipped byte: exit %d: %s", code, out)
+	}
+	if code, out := runModelCmd("verify", "--revision", commit, "--repair"); code != exitOK {
+		t.Fatalf("verify --repair: exit %d: %s", code, out)
+	}
 	if code, out := runModelCmd("path", "--task", "fl2va"); code != exitOK || strings.TrimSpace(out) != listed.Snapshots[0].Path {
 		t.Fatalf("path: exit %d: %q", code, out)
 	}

@@ -302,6 +302,7 @@ func (mw *modelsWindow) installedRow(in hfhub.Installed, verify string) fyne.Can
 	enable(use, in.Complete())
 	buttons := container.NewHBox(use,
 		widget.NewButton("Verify", func() { mw.m.Verify(path) }),
+		widget.NewButton("Repair", func() { mw.m.Repair(path) }),
 		widget.NewButton(revealLabel, func() { mw.main.reveal(path) }),
 		widget.NewButton("Move to Trash", func() {
 			dialog.ShowConfirm("Move to the Trash?", path+"\n\nThe files can be restored from the Trash until it is emptied.", func(ok bool) {

@@ -195,3 +195,41 @@ func (s *memStore) Set(a, b, v string) error {
 	return nil
 }
 func (s *memStore) Delete(a, b string) error { delete(s.m, a+"/"+b); return nil }
+
+func TestRepairRefetchesWhatVerifyFound(t *testing.T) {
+	files := testRepo(t)
+	h := newHub(t, files)
+	for _, mode := range []string{"cache", "dir"} {
+		req := &Request{Tasks: fl2va}
+		if mode == "cache" {
+			req.HubCache = t.TempDir()
+		} else {
+			req.Dir = t.TempDir()
+		}
+		res, err := Download(ctxT(t), testClient(h, ""), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		big := biggestLFS(files, "FL2VA/transformer/")
+		p, _ := filepath.EvalSymlinks(filepath.Join(res.Root, big))
+		b, _ := os.ReadFile(p)
+		b[7] ^= 1
+		os.WriteFile(p, b, 0o644)
+		rep, _ := Verify(ctxT(t), res.Root, nil, 2)
+		if rep.OK() {
+			t.Fatal("the flip went unnoticed")
+		}
+		before := len(h.Log())
+		if _, err := Repair(ctxT(t), testClient(h, ""), rep, nil); err != nil {
+			t.Fatalf("%s: repair: %v", mode, err)
+		}
+		if rep, err := Verify(ctxT(t), res.Root, nil, 2); err != nil || !rep.OK() {
+			t.Fatalf("%s: after repair %v %+v", mode, err, rep)
+		}
+		for _, r := range h.Log()[before:] {
+			if r.Bytes > 0 && r.File != big {
+				t.Fatalf("%s: repair fetched %s, which was fine", mode, r.File)
+			}
+		}
+	}
+}

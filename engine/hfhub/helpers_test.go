@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,14 +19,33 @@ const testCommit = "5d1c0f4e2b7a9c3d8e6f1a2b4c5d6e7f8a9b0c1d"
 // testRepo is a MiniMax-H3 repo in miniature: the released structure of
 // FL2VA/ and Ref2VA/ (tiny tensors), Ref2VA's transformer shards differing,
 // a root model_index.json and a root diffusers file the native layout never needs.
+// It is built once per test binary; tests must not change it.
 func testRepo(t testing.TB) map[string][]byte {
 	t.Helper()
-	d := t.TempDir()
+	repoOnce.Do(func() { repoFiles, repoErr = buildTestRepo() })
+	if repoErr != nil {
+		t.Fatal(repoErr)
+	}
+	return repoFiles
+}
+
+var (
+	repoOnce  sync.Once
+	repoFiles map[string][]byte
+	repoErr   error
+)
+
+func buildTestRepo() (map[string][]byte, error) {
+	d, err := os.MkdirTemp("", "hfhub-repo-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(d)
 	if err := snapshottest.WriteReleasedMinimal(d, "FL2VA", "Ref2VA"); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	files := map[string][]byte{}
-	err := filepath.Walk(d, func(p string, info os.FileInfo, err error) error {
+	err = filepath.Walk(d, func(p string, info os.FileInfo, err error) error {
 		if err != nil || info.IsDir() {
 			return err
 		}
@@ -35,7 +55,7 @@ func testRepo(t testing.TB) map[string][]byte {
 		return err
 	})
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	for p, b := range files {
 		if strings.HasPrefix(p, "Ref2VA/transformer/") && strings.HasSuffix(p, ".safetensors") {
@@ -46,7 +66,7 @@ func testRepo(t testing.TB) map[string][]byte {
 	}
 	files["model_index.json"] = []byte(`{"_class_name": "MiniMaxH3Pipeline", "transformer": ["diffusers", "MiniMaxH3Transformer3DModel"]}`)
 	files["transformer/diffusion_pytorch_model.safetensors"] = make([]byte, 5000)
-	return files
+	return files, nil
 }
 
 // inSet mirrors the issue's definition of the task sets.

@@ -70,6 +70,8 @@ type DownloadState struct {
 	// Gated is set when the Hub refused for want of a token or a licence:
 	// the window asks for a token and links to the model page.
 	Gated bool
+
+	revision, hubCache string // what Resume asks for again
 }
 
 // TaskChoice is one download the window offers, sized from the Hub's tree.
@@ -265,6 +267,10 @@ func (m *Models) LoadChoices() {
 // Start downloads what tasks need (into dir, or the HF cache when ""), in
 // the background; partial files from an earlier run are resumed.
 func (m *Models) Start(tasks []snapshot.Task, dir string) error {
+	return m.start(tasks, dir, "main", m.o.Env.HubCache)
+}
+
+func (m *Models) start(tasks []snapshot.Task, dir, rev, hubCache string) error {
 	if len(tasks) == 0 {
 		return fmt.Errorf("choose at least one task")
 	}
@@ -276,22 +282,22 @@ func (m *Models) Start(tasks []snapshot.Task, dir string) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	m.stop, m.cause = cancel, DownloadCancelled
 	prog := &hfhub.Progress{}
-	m.snap.Download = DownloadState{Tasks: tasks, Dir: dir, Phase: DownloadPlanning}
+	m.snap.Download = DownloadState{Tasks: tasks, Dir: dir, Phase: DownloadPlanning, revision: rev, hubCache: hubCache}
 	m.snap.Message = ""
 	fs := m.changedLocked()
 	m.mu.Unlock()
 	for _, f := range fs {
 		f()
 	}
-	m.o.Go(func() { m.run(ctx, prog, tasks, dir) })
+	m.o.Go(func() { m.run(ctx, prog, tasks, dir, rev, hubCache) })
 	return nil
 }
 
-func (m *Models) run(ctx context.Context, prog *hfhub.Progress, tasks []snapshot.Task, dir string) {
+func (m *Models) run(ctx context.Context, prog *hfhub.Progress, tasks []snapshot.Task, dir, rev, hubCache string) {
 	release := m.o.KeepAwake()
 	defer release()
 	c := m.client()
-	req := &hfhub.Request{Tasks: tasks, Dir: dir, HubCache: m.o.Env.HubCache, Parallel: m.o.Parallel, Progress: prog, FreeSpace: m.o.FreeSpace}
+	req := &hfhub.Request{Tasks: tasks, Dir: dir, Revision: rev, HubCache: hubCache, Parallel: m.o.Parallel, Progress: prog, FreeSpace: m.o.FreeSpace}
 	plan, err := hfhub.PlanDownload(ctx, c, req)
 	var res *hfhub.Result
 	if err == nil {
@@ -379,7 +385,7 @@ func (m *Models) Resume() error {
 	if d.Phase != DownloadPaused && d.Phase != DownloadFailed {
 		return fmt.Errorf("nothing to resume")
 	}
-	return m.Start(d.Tasks, d.Dir)
+	return m.start(d.Tasks, d.Dir, d.revision, d.hubCache)
 }
 
 // Verify re-hashes the snapshot at path in the background.
@@ -409,6 +415,35 @@ func (m *Models) Verify(path string) {
 		}
 		m.update(func(s *ModelsSnapshot) { s.Verifies[path] = msg })
 		m.ScanNow()
+	})
+}
+
+// Repair re-verifies the snapshot at path, deletes what is wrong and
+// downloads it (and anything missing) again from the same commit, as the
+// window's download.
+func (m *Models) Repair(path string) {
+	m.update(func(s *ModelsSnapshot) { s.Verifies[path] = "verifying before the repair…" })
+	m.o.Go(func() {
+		rep, err := hfhub.Verify(context.Background(), path, nil, 4)
+		if err == nil && rep.OK() {
+			m.update(func(s *ModelsSnapshot) { s.Verifies[path] = "nothing to repair: every file is right" })
+			return
+		}
+		var src hfhub.Source
+		if err == nil {
+			src, err = hfhub.SourceOf(rep.Root, rep.Commit)
+		}
+		if err == nil {
+			err = hfhub.Discard(rep)
+		}
+		if err != nil {
+			m.update(func(s *ModelsSnapshot) { s.Verifies[path] = "cannot repair: " + err.Error() })
+			return
+		}
+		m.update(func(s *ModelsSnapshot) { s.Verifies[path] = "the damaged files are downloaded again" })
+		if err := m.start(src.Tasks, src.Dir, src.Revision, src.HubCache); err != nil {
+			m.update(func(s *ModelsSnapshot) { s.Verifies[path] = "cannot repair: " + err.Error() })
+		}
 	})
 }
 

@@ -258,6 +258,11 @@ func TestModelsVerifyAndRemove(t *testing.T) {
 	if msg := f.m.Snapshot().Verifies[dir]; !strings.Contains(msg, "FL2VA/transformer/config.json") {
 		t.Fatalf("verify said %q", msg)
 	}
+	f.m.Repair(dir)
+	<-f.used
+	if got, _ := os.ReadFile(p); string(got) != string(f.files["FL2VA/transformer/config.json"]) {
+		t.Fatal("Repair did not restore the damaged file")
+	}
 	if err := f.m.Remove(dir); err != nil {
 		t.Fatal(err)
 	}
