@@ -64,6 +64,7 @@ func newModelsWindow(main *Window, m *studio.Models) *modelsWindow {
 	mw.installed = container.NewVBox()
 	mw.choices = widget.NewRadioGroup(nil, nil)
 	mw.free = widget.NewLabel("")
+	mw.free.Wrapping = fyne.TextWrapWord
 	mw.status = widget.NewLabel("")
 	mw.status.Wrapping = fyne.TextWrapWord
 	mw.message = widget.NewLabel("")

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"image/png"
 	"os"
 	"path/filepath"
 	"strings"
@@ -92,5 +93,16 @@ func TestModelsWindowDownloads(t *testing.T) {
 	settle("the listing", func() bool { return strings.Contains(strings.Join(allText(mw.installed), " "), root) })
 	if findButton(mw.installed, "Use") == nil || findButton(mw.installed, "Verify") == nil {
 		t.Fatal("the snapshot row has no Use/Verify buttons")
+	}
+	// docs/models.md's picture: H3_DOC_SHOTS=DIR go test -run ModelsWindow ./ui
+	if dir := os.Getenv("H3_DOC_SHOTS"); dir != "" {
+		mw.win.Resize(fyne.NewSize(759, 619))
+		mw.win.Resize(fyne.NewSize(760, 620))
+		f, err := os.Create(filepath.Join(dir, "ui-models.png"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		png.Encode(f, mw.win.Canvas().Capture())
+		f.Close()
 	}
 }

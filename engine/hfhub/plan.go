@@ -49,6 +49,9 @@ func ParseTasks(s string) ([]snapshot.Task, error) {
 	return out, nil
 }
 
+// ErrNoPartition is returned (wrapped) when the repo lacks the partition a task needs.
+var ErrNoPartition = errors.New("the repo has no such partition")
+
 // rootIndex is the repo's top-level model_index.json, part of every set.
 const rootIndex = "model_index.json"
 
@@ -99,7 +102,7 @@ func Select(entries []Entry, tasks []snapshot.Task) ([]Entry, error) {
 			folders[comp] = append(folders[comp], e)
 		}
 		if !found {
-			return nil, fmt.Errorf("the repo has no %s folder, which task %s needs", part, t)
+			return nil, fmt.Errorf("%w: no %s folder, which task %s needs", ErrNoPartition, part, t)
 		}
 		for comp, files := range folders {
 			if sameFolder(byPath, files, prefix+comp+"/", base+comp+"/") {

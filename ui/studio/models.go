@@ -246,6 +246,9 @@ func (m *Models) LoadChoices() {
 		var firstErr error
 		for _, c := range choiceSets {
 			p, err := hfhub.PlanDownload(ctx, m.client(), &hfhub.Request{Tasks: c.Tasks, HubCache: m.o.Env.HubCache})
+			if errors.Is(err, hfhub.ErrNoPartition) {
+				continue // this revision does not offer these tasks
+			}
 			if err != nil {
 				firstErr = err
 				break
@@ -356,6 +359,7 @@ func (m *Models) run(ctx context.Context, prog *hfhub.Progress, tasks []snapshot
 		if m.o.UseModel != nil {
 			m.o.UseModel(res.Root)
 		}
+		m.LoadChoices() // what is still to download has changed
 	}
 	if err != nil && hfhub.Gated(err) {
 		m.o.OpenURL(hfhub.PageURL(hfhub.Repo)) // the licence is accepted there
