@@ -72,7 +72,8 @@ func runGUI(args []string, stdout, stderr io.Writer) int {
 		w.SetTitle("H3 Studio — development fake engine")
 	}
 	out := &sound.Output{OnNotice: func(msg string) { s.Notify(studio.Warn, msg) }}
-	win := ui.New(w, s, ui.Options{Version: version, Reveal: reveal, Sound: out, Prefs: prefs})
+	models := newModels(a, s, prefs)
+	win := ui.New(w, s, ui.Options{Version: version, Reveal: reveal, Sound: out, Prefs: prefs, Models: models})
 
 	// The model: the command line, else the last one chosen, else (a first
 	// start) the demo checkpoint with settings that suit it.
@@ -88,6 +89,14 @@ func runGUI(args []string, stdout, stderr io.Writer) int {
 		}
 		s.UseDemo()
 		s.RenderSampleTake() // a real take behind the drawn placeholder, when the library is empty
+		if !*selftest {
+			// No model chosen: the Models window offers what is on the disk
+			// (an `hf download` snapshot) or a download, while the demo works.
+			go func() {
+				models.ScanNow()
+				fyne.Do(win.ShowModels)
+			}()
+		}
 	}
 	if libNotice != "" {
 		s.Notify(studio.Warn, libNotice)

@@ -90,6 +90,7 @@ func (w *Window) mainMenu() *fyne.MainMenu {
 	)
 	window := fyne.NewMenu("Window",
 		fyne.NewMenuItem("H3 Studio", func() { w.win.RequestFocus() }),
+		fyne.NewMenuItem("Models…", w.ShowModels),
 		fyne.NewMenuItem("Cancel All Takes", s.CancelAll),
 	)
 	help := fyne.NewMenu("Help",

@@ -39,6 +39,8 @@ type Options struct {
 	Prefs Prefs
 	// Quit ends the app (default fyne.CurrentApp().Quit).
 	Quit func()
+	// Models is the model manager behind the Models window (nil: none).
+	Models *studio.Models
 }
 
 // Prefs is where the window records the user's choices.
@@ -63,6 +65,7 @@ type Window struct {
 	notices  *notices
 
 	snap        studio.Snapshot
+	models      *modelsWindow // the Models window while it is open
 	quitting    bool
 	reportFor   string // show the model report when this folder is inspected
 	unsubscribe func()
