@@ -90,12 +90,12 @@ type Target struct {
 // H3Options are the controls of `h3studio generate` that neither OpenAI's
 // nor SGLang's schema has.
 type H3Options struct {
-	Preset         string `json:"preset,omitempty"`      // reference, default, fast, preview
-	Steps          int    `json:"steps,omitempty"`       // model evaluations (instead of num_inference_steps)
-	Frames         int    `json:"frames,omitempty"`      // 17n+5 frames (instead of seconds)
-	Reuse          int    `json:"reuse,omitempty"`       // velocity reuse 1..3
-	Layers         int    `json:"layers,omitempty"`      // DiT blocks kept
-	CoreReuse      int    `json:"core_reuse,omitempty"`  // core refresh 1..6
+	Preset         string `json:"preset,omitempty"`     // reference, default, fast, preview
+	Steps          int    `json:"steps,omitempty"`      // model evaluations (instead of num_inference_steps)
+	Frames         int    `json:"frames,omitempty"`     // 17n+5 frames (instead of seconds)
+	Reuse          int    `json:"reuse,omitempty"`      // velocity reuse 1..3
+	Layers         int    `json:"layers,omitempty"`     // DiT blocks kept
+	CoreReuse      int    `json:"core_reuse,omitempty"` // core refresh 1..6
 	TokenReduction bool   `json:"token_reduction,omitempty"`
 	RenderWidth    int    `json:"render_width,omitempty"`
 	RenderHeight   int    `json:"render_height,omitempty"`
@@ -151,18 +151,18 @@ const (
 
 // Video is the video object of OpenAI's API, with SGLang's timing fields.
 type Video struct {
-	ID          string       `json:"id"`
-	Object      string       `json:"object"` // "video"
-	Model       string       `json:"model"`
-	Status      string       `json:"status"`
-	Progress    int          `json:"progress"` // 0..100
-	CreatedAt   int64        `json:"created_at"`
-	CompletedAt *int64       `json:"completed_at"`
-	ExpiresAt   *int64       `json:"expires_at"`
-	Error       *VideoError  `json:"error"`
-	Seconds     string       `json:"seconds"`
-	Size        string       `json:"size"`
-	Prompt      string       `json:"prompt,omitempty"`
+	ID          string      `json:"id"`
+	Object      string      `json:"object"` // "video"
+	Model       string      `json:"model"`
+	Status      string      `json:"status"`
+	Progress    int         `json:"progress"` // 0..100
+	CreatedAt   int64       `json:"created_at"`
+	CompletedAt *int64      `json:"completed_at"`
+	ExpiresAt   *int64      `json:"expires_at"`
+	Error       *VideoError `json:"error"`
+	Seconds     string      `json:"seconds"`
+	Size        string      `json:"size"`
+	Prompt      string      `json:"prompt,omitempty"`
 	// InferenceTimeS is SGLang's generation time in seconds.
 	InferenceTimeS *float64 `json:"inference_time_s,omitempty"`
 	PeakMemoryMB   *float64 `json:"peak_memory_mb,omitempty"`
