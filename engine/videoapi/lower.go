@@ -461,16 +461,15 @@ func aspect(s, visual string) (int, int, error) {
 }
 
 // canvasFor is the canvas of a short edge and aspect: the long edge
-// rounded to the nearest multiple of 32 (768 at 16:9 gives 1344×768, 480
-// gives 864×480).
+// rounded down to a multiple of 32, so the canvas never exceeds the
+// ratio's area (768 at 16:9 gives the released 1344×768).
 func canvasFor(short, aw, ah int) (int, int) {
 	if aw == ah {
 		return short, short
 	}
+	long := func(a, b int) int { return max(32, int(math.Floor(float64(short)*float64(a)/float64(b)/32+1e-9))*32) }
 	if aw > ah {
-		long := int(math.Round(float64(short)*float64(aw)/float64(ah)/32)) * 32
-		return max(long, 32), short
+		return long(aw, ah), short
 	}
-	long := int(math.Round(float64(short)*float64(ah)/float64(aw)/32)) * 32
-	return short, max(long, 32)
+	return short, long(ah, aw)
 }

@@ -145,7 +145,7 @@ func jsonError(err error) error {
 			return &FieldError{Rule: "the body must be a JSON object"}
 		}
 		return fieldErr(f, "must be %s", kindName(te.Type))
-	case errors.As(err, &se):
+	case errors.As(err, &se), errors.Is(err, io.ErrUnexpectedEOF):
 		return &FieldError{Rule: "the body is not valid JSON"}
 	}
 	msg := err.Error()
