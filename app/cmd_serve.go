@@ -78,11 +78,30 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		}
 		folders.Allowed = append(folders.Allowed, abs)
 	}
+	o := serveOptions{modelDir: modelDir, addr: addr, libDir: libDir, folders: folders, hosts: hosts, origins: origins, maxPending: *maxPending}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return serve(ctx, o, nil, stderr)
+}
+
+// serveOptions are serve's settings (its flags).
+type serveOptions struct {
+	modelDir, addr, libDir string
+	folders                videoapi.Folders
+	hosts, origins         []string
+	maxPending             int
+	pollAfter              time.Duration
+}
+
+// serve runs the API until ctx ends; ready, when set, gets the listening
+// address.
+func serve(ctx context.Context, o serveOptions, ready func(net.Addr), stderr io.Writer) int {
 	token, generated, err := apiToken(newSecretStore())
 	if err != nil {
 		fmt.Fprintf(stderr, "h3studio serve: %v\n", err)
 		return 1
 	}
+	libDir := o.libDir
 	if libDir == "" {
 		libDir = loadPrefs().LibraryDir
 		if libDir == "" {
@@ -102,6 +121,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	defer os.RemoveAll(uploads)
 
 	cache := cacheDir()
+	modelDir := o.modelDir
 	if modelDir == "" {
 		if modelDir, err = ensureDemoModel(cache); err != nil {
 			fmt.Fprintf(stderr, "h3studio serve: the demo checkpoint: %v\n", err)
@@ -121,13 +141,13 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	jobs := newStudioJobs(s)
-	h, err := videoapi.NewHandler(videoapi.ServerOptions{Jobs: jobs, Token: token, Hosts: hosts, Origins: origins,
-		Folders: folders, UploadDir: uploads, MaxPending: *maxPending})
+	h, err := videoapi.NewHandler(videoapi.ServerOptions{Jobs: jobs, Token: token, Hosts: o.hosts, Origins: o.origins,
+		Folders: o.folders, UploadDir: uploads, MaxPending: o.maxPending, PollAfter: o.pollAfter})
 	if err != nil {
 		fmt.Fprintf(stderr, "h3studio serve: %v\n", err)
 		return 1
 	}
-	ln, err := net.Listen("tcp", addr)
+	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
 		fmt.Fprintf(stderr, "h3studio serve: %v\n", err)
 		return 1
@@ -142,10 +162,11 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	default:
 		fmt.Fprintf(stderr, "h3studio serve: the API token is the one stored in %s\n", configDir())
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
+	if ready != nil {
+		ready(ln.Addr())
+	}
 	select {
 	case err := <-errc:
 		fmt.Fprintf(stderr, "h3studio serve: %v\n", err)
