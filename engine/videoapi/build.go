@@ -82,6 +82,9 @@ func Build(r engine.Request, task engine.Task, d Dialect, maps []PathMap) (Built
 		}
 	}
 	dur := float64(r.Frames) / 24
+	if dur > 15 && engine.SecondsToFrames(15) == r.Frames {
+		dur = 15 // 362 frames are 15.08 s; 15 s aligns to the same count
+	}
 	switch {
 	case aspect != "":
 		c.Target = &Target{ShortEdge: short, AspectRatio: aspect, DurationSeconds: &dur}
