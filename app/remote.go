@@ -12,6 +12,7 @@ import (
 
 	"h3studio/engine"
 	"h3studio/engine/atomicfile"
+	"h3studio/engine/take"
 	"h3studio/engine/videoapi"
 )
 
@@ -125,7 +126,7 @@ func generateRemote(ctx context.Context, a generateArgs, stdout, stderr io.Write
 	sc := remoteSidecar(req, task, v, a.remote.url, time.Since(start))
 	sc.Outputs = map[string]string{"video": a.output}
 	side := sidecarPath(a)
-	if err := engine.WriteSidecar(side, sc); err != nil {
+	if err := take.Write(side, sc); err != nil {
 		return fail(1, "%v", err)
 	}
 	fmt.Fprintf(stderr, "wrote %s\nwrote %s\n", a.output, side)
@@ -206,28 +207,35 @@ const (
 	remoteSeconds             = 5
 )
 
-// remoteSidecar records a server's take: the request sent, and the
-// server's timings (H3 Studio's per phase, SGLang's inference time).
-func remoteSidecar(r engine.Request, task engine.Task, v videoapi.Video, server string, wall time.Duration) engine.Sidecar {
+// remoteSidecar is the take record of a server's take: the request sent
+// and the server's timings (H3 Studio's per phase, SGLang's inference
+// time).
+func remoteSidecar(r engine.Request, task engine.Task, v videoapi.Video, server string, wall time.Duration) take.Record {
 	host := server
 	if u, err := url.Parse(server); err == nil {
 		host = u.Host
 	}
-	frames := r.Frames
-	sc := engine.Sidecar{App: "H3 Studio", AppVersion: version, Model: "MiniMax-H3 (" + v.Model + ")",
-		Backend: "server " + host, Device: "remote", Created: time.Now().UTC().Truncate(time.Second),
-		Task: task, Request: r, Seed: r.Seed, Frames: frames, FPS: 24, Seconds: float64(frames) / 24,
-		Width: r.Width, Height: r.Height, SampleRate: 32000, Channels: 2, Timings: map[engine.Phase]float64{},
+	rec := take.Record{Version: take.Version, Title: take.Title(r.Prompt), Created: time.Now().UTC().Truncate(time.Second),
+		Task: task, Prompt: r.Prompt, Request: &r, Seed: r.Seed, Frames: r.Frames, Width: r.Width, Height: r.Height,
+		FPS: 24, Seconds: float64(r.Frames) / 24, SampleRate: 32000, Channels: 2, Timings: map[engine.Phase]float64{},
+		Settings: take.Settings{Quality: r.Preset, Steps: r.Steps, Reuse: r.Reuse, Layers: r.Layers, CoreReuse: r.CoreReuse,
+			TokenReduction: r.TokenReduction, RenderWidth: r.RenderWidth, RenderHeight: r.RenderHeight, Memory: r.Memory},
+		App:   take.AppInfo{Name: take.AppName, Version: version, Device: "server " + host, Backend: "remote"},
+		Model: take.ModelRef{Name: "MiniMax-H3 (" + v.Model + " on " + host + ")"},
 		Extra: map[string]float64{"client_wall_seconds": wall.Seconds()}}
 	for p, s := range v.Timings {
-		sc.Timings[engine.Phase(p)] = s
+		rec.Timings[engine.Phase(p)] = s
+		rec.TotalSeconds += s
 	}
 	if v.InferenceTimeS != nil {
-		sc.Extra["server_inference_seconds"] = *v.InferenceTimeS
+		rec.Extra["server_inference_seconds"] = *v.InferenceTimeS
+		if rec.TotalSeconds == 0 {
+			rec.TotalSeconds = *v.InferenceTimeS
+		}
 	}
 	if v.PeakMemoryMB != nil {
-		sc.PeakBytes = int64(*v.PeakMemoryMB * (1 << 20))
+		rec.PeakBytes = int64(*v.PeakMemoryMB * (1 << 20))
 	}
-	sc.Notes = append(sc.Notes, "generated on "+host+" as "+v.ID)
-	return sc
+	rec.Notes = append(rec.Notes, "generated on "+host+" as "+v.ID)
+	return rec
 }

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"h3studio/engine/demo"
+	"h3studio/engine/testmodel"
 	"h3studio/engine/videoapi"
 )
 
@@ -56,7 +56,7 @@ func startServe(t *testing.T, o serveOptions) (url, lib string) {
 	t.Setenv("XDG_CONFIG_HOME", filepath.Join(root, "config"))
 	t.Setenv("XDG_CACHE_HOME", filepath.Join(root, "cache"))
 	t.Setenv("H3_API_TOKEN", "test-token-0123456789abcdef")
-	model, err := demo.Ensure(filepath.Join(root, "models"))
+	model, err := testmodel.Ensure(filepath.Join(root, "models"))
 	if err != nil {
 		t.Fatal(err)
 	}
