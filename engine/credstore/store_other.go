@@ -1,0 +1,5 @@
+//go:build !darwin
+
+package credstore
+
+func platformStore() Store { return &FileStore{Path: DefaultFilePath()} }
