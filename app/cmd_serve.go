@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"h3studio/engine/credstore"
 	"h3studio/engine/videoapi"
 	"h3studio/ui/studio"
 )
@@ -32,8 +33,9 @@ const serveUsage = `usage: h3studio serve [-d MODEL_DIR] [--addr 127.0.0.1:8420]
 
 Serves OpenAI's /v1/videos API with SGLang's MiniMax-H3 fields. Takes run one at
 a time and are saved in the library with their take.json, like the studio's.
-Every request needs the bearer token: H3_API_TOKEN, else the one stored in
-H3 Studio's settings folder (generated on the first start and printed once).
+Every request needs the bearer token: H3_API_TOKEN, else the one in the
+credential store (the Keychain on macOS; generated on the first start and
+printed once).
 `
 
 func runServe(args []string, stdout, stderr io.Writer) int {
@@ -96,7 +98,7 @@ type serveOptions struct {
 // serve runs the API until ctx ends; ready, when set, gets the listening
 // address.
 func serve(ctx context.Context, o serveOptions, ready func(net.Addr), stderr io.Writer) int {
-	token, generated, err := apiToken(newSecretStore())
+	token, generated, err := apiToken(credstore.Default)
 	if err != nil {
 		fmt.Fprintf(stderr, "h3studio serve: %v\n", err)
 		return 1
@@ -156,11 +158,11 @@ func serve(ctx context.Context, o serveOptions, ready func(net.Addr), stderr io.
 	fmt.Fprintf(stderr, "h3studio serve: %s on http://%s/v1/videos; takes go to %s\n", jobs.ModelName(), ln.Addr(), lib.Dir)
 	switch {
 	case generated:
-		fmt.Fprintf(stderr, "h3studio serve: a new API token was stored in %s: %s\n", configDir(), token)
+		fmt.Fprintf(stderr, "h3studio serve: a new API token was stored in the credential store: %s\n", token)
 	case os.Getenv("H3_API_TOKEN") != "":
 		fmt.Fprintln(stderr, "h3studio serve: the API token is H3_API_TOKEN")
 	default:
-		fmt.Fprintf(stderr, "h3studio serve: the API token is the one stored in %s\n", configDir())
+		fmt.Fprintf(stderr, "h3studio serve: the API token is the one in the credential store\n")
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
