@@ -72,7 +72,13 @@ func runGUI(args []string, stdout, stderr io.Writer) int {
 		w.SetTitle("H3 Studio — development fake engine")
 	}
 	out := &sound.Output{OnNotice: func(msg string) { s.Notify(studio.Warn, msg) }}
-	win := ui.New(w, s, ui.Options{Version: version, Reveal: reveal, Sound: out, Prefs: prefs})
+	api := newLocalAPI(s, prefs)
+	win := ui.New(w, s, ui.Options{Version: version, Reveal: reveal, Sound: out, Prefs: prefs, LocalAPI: api})
+	if prefs.LocalAPI {
+		if err := api.start(); err != nil {
+			s.Notify(studio.Warn, "The local API could not start: "+err.Error())
+		}
+	}
 
 	// The model: the command line, else the last one chosen, else (a first
 	// start) the demo checkpoint with settings that suit it.
@@ -116,6 +122,7 @@ func runGUI(args []string, stdout, stderr io.Writer) int {
 		}
 		prefs.mu.Unlock()
 		prefs.save()
+		api.stop()
 		s.Close()
 	})
 	w.Resize(fyne.NewSize(1400, 860))

@@ -18,6 +18,9 @@ type prefs struct {
 	Settings   *studio.Settings `json:"settings,omitempty"`
 	// Draft is Compose's prompt and files when the app last quit.
 	Draft *studio.SavedDraft `json:"draft,omitempty"`
+	// LocalAPI serves /v1/videos on 127.0.0.1 (Settings ▸ Local API; off
+	// by default).
+	LocalAPI bool `json:"local_api,omitempty"`
 
 	mu      sync.Mutex
 	path    string

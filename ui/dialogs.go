@@ -265,9 +265,41 @@ func (w *Window) showSettings() {
 		widget.NewFormItem("Prompt", keep),
 		widget.NewFormItem("Sound", subtle(sound)),
 	)
+	if api := w.opts.LocalAPI; api != nil {
+		form.AppendItem(widget.NewFormItem("Local API", w.localAPISetting(api)))
+	}
 	d := dialog.NewCustom("Settings", "Close", form, w.win)
-	d.Resize(fyne.NewSize(640, 380))
+	d.Resize(fyne.NewSize(640, 460))
 	d.Show()
+}
+
+// localAPISetting is the Local API switch (off by default) with the
+// address and the token to paste into a script while it is on.
+func (w *Window) localAPISetting(api LocalAPI) fyne.CanvasObject {
+	addr := subtle("")
+	token := widget.NewEntry()
+	token.Disable() // selectable, not editable
+	info := container.NewVBox(addr, token)
+	show := func() {
+		if api.Enabled() {
+			addr.SetText("OpenAI- and SGLang-style clients: " + api.Address() + " with the bearer token below. Takes join this window's queue.")
+			token.SetText(api.Token())
+			info.Show()
+		} else {
+			info.Hide()
+		}
+	}
+	check := widget.NewCheck("Serve /v1/videos on this Mac (127.0.0.1 only)", nil)
+	check.SetChecked(api.Enabled())
+	check.OnChanged = func(on bool) {
+		if err := api.SetEnabled(on); err != nil {
+			w.s.Notify(studio.Fail, "The local API could not start: "+err.Error())
+			check.SetChecked(false)
+		}
+		show()
+	}
+	show()
+	return container.NewVBox(check, info)
 }
 
 // showKeys lists the shortcuts in two aligned columns (a grid, not tabs:

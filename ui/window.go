@@ -39,6 +39,17 @@ type Options struct {
 	Prefs Prefs
 	// Quit ends the app (default fyne.CurrentApp().Quit).
 	Quit func()
+	// LocalAPI is the app's /v1/videos server, switched in Settings (nil:
+	// no such setting).
+	LocalAPI LocalAPI
+}
+
+// LocalAPI is the local /v1/videos server over the studio's queue.
+type LocalAPI interface {
+	Enabled() bool
+	SetEnabled(on bool) error
+	Address() string // the base URL clients use
+	Token() string   // the bearer token ("" until first enabled)
 }
 
 // Prefs is where the window records the user's choices.
