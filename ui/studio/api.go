@@ -61,6 +61,14 @@ func (s *Studio) SubmitRequest(r engine.Request, plan *engine.Plan, onEnd func()
 	return id, nil
 }
 
+// SetRemote makes takes queued from now on run on g, a /v1/videos server
+// (Run on server), instead of the loaded model; nil runs them here again.
+// The loaded model still plans every take, so a take the server is sent
+// follows the same rules.
+func (s *Studio) SetRemote(g Generator) {
+	s.update(func() { s.remote = g })
+}
+
 // Job returns one job of this session (false once it has been dropped
 // from the finished list, which keeps the newest 20).
 func (s *Studio) Job(id JobID) (JobView, bool) {

@@ -268,7 +268,11 @@ func (s *Studio) enqueueJobLocked(d Draft, plan *engine.Plan, sample bool) *job 
 // title, task and inputs in take.json).
 func (s *Studio) enqueueRequestLocked(d Draft, req engine.Request, plan *engine.Plan, sample bool) *job {
 	s.nextJob++
-	j := &job{id: s.nextJob, draft: d, req: req, gen: s.gen, state: JobQueued, created: s.opts.Now(), phases: map[engine.Phase]*phaseProgress{}, plan: plan, sample: sample}
+	gen := s.gen
+	if s.remote != nil && !sample {
+		gen = s.remote // Run on server: the take goes to the server
+	}
+	j := &job{id: s.nextJob, draft: d, req: req, gen: gen, state: JobQueued, created: s.opts.Now(), phases: map[engine.Phase]*phaseProgress{}, plan: plan, sample: sample}
 	s.jobs = append(s.jobs, j)
 	s.sortJobsLocked()
 	s.changedLocked()

@@ -111,6 +111,8 @@ type Studio struct {
 
 	model    ModelState
 	gen      Generator
+	// remote, when set, runs new takes on a server (SetRemote).
+	remote Generator
 	modelSeq int
 
 	plan      *engine.Plan
