@@ -111,9 +111,10 @@ type Studio struct {
 
 	model    ModelState
 	gen      Generator
+	modelSeq int
+
 	// remote, when set, runs new takes on a server (SetRemote).
 	remote Generator
-	modelSeq int
 
 	plan      *engine.Plan
 	planErr   error
