@@ -73,7 +73,13 @@ func runGUI(args []string, stdout, stderr io.Writer) int {
 	}
 	out := &sound.Output{OnNotice: func(msg string) { s.Notify(studio.Warn, msg) }}
 	api := newLocalAPI(s, prefs)
-	win := ui.New(w, s, ui.Options{Version: version, Reveal: reveal, Sound: out, Prefs: prefs, LocalAPI: api})
+	remote := remoteSetting{s: s, prefs: prefs}
+	win := ui.New(w, s, ui.Options{Version: version, Reveal: reveal, Sound: out, Prefs: prefs, LocalAPI: api, Server: remote})
+	if url, kind, shared, on := remote.Current(); on {
+		if err := remote.connect(url, kind, shared); err != nil {
+			s.Notify(studio.Warn, "Run on server is off for now: "+err.Error())
+		}
+	}
 	if prefs.LocalAPI {
 		if err := api.start(); err != nil {
 			s.Notify(studio.Warn, "The local API could not start: "+err.Error())
