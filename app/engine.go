@@ -6,9 +6,9 @@ import (
 	"time"
 
 	"h3studio/engine"
-	"h3studio/engine/testmodel"
 	"h3studio/engine/envconfig"
 	"h3studio/engine/media"
+	"h3studio/engine/testmodel"
 	"h3studio/ui/studio"
 	"h3studio/ui/studio/fakeengine"
 )

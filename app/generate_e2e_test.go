@@ -12,8 +12,8 @@ import (
 	"strings"
 	"testing"
 
-	"h3studio/engine/testmodel"
 	"h3studio/engine/media"
+	"h3studio/engine/testmodel"
 )
 
 // TestGenerateCommand runs `h3studio generate` on the demo checkpoint: the
