@@ -20,9 +20,9 @@ import (
 	"h3studio/engine"
 	"h3studio/engine/compute"
 	"h3studio/engine/compute/cpu"
-	"h3studio/engine/testmodel"
 	"h3studio/engine/media"
 	"h3studio/engine/take"
+	"h3studio/engine/testmodel"
 )
 
 // End-to-end tests on the demo checkpoint (engine/testmodel): every task runs the
