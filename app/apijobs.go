@@ -35,6 +35,11 @@ type apiRecord struct {
 	size    string
 	seconds string
 	model   string
+	// outputs are the jobs of a request for several outputs (seed+i),
+	// kept on the first one, whose ID is the video's; member marks the
+	// others, which are not listed on their own.
+	outputs []studio.JobID
+	member  bool
 }
 
 func newStudioJobs(s *studio.Studio) *studioJobs {
@@ -64,19 +69,47 @@ func (j *studioJobs) Submit(sub videoapi.Submission) (videoapi.Video, error) {
 	if rec.model == "" {
 		rec.model = apiModel
 	}
+	n := max(1, sub.Lowered.Outputs)
 	ups := sub.Uploads
-	j.mu.Lock() // held until the record is in, so a fast job's Get finds it
+	var left sync.WaitGroup // the uploads stay until the last output ends
+	left.Add(n)
+	go func() { left.Wait(); videoapi.RemoveUploads(ups) }()
+	j.mu.Lock() // held until the records are in, so a fast job's Get finds them
 	defer j.mu.Unlock()
-	id, err := j.s.SubmitRequest(sub.Lowered.Request, &plan, func() { videoapi.RemoveUploads(ups) })
-	if errors.Is(err, studio.ErrNoModel) {
-		return videoapi.Video{}, videoapi.ErrNoModel
+	var ids []studio.JobID
+	for i := 0; i < n; i++ {
+		r, p := sub.Lowered.Request, plan
+		if i > 0 { // SGLang: output i uses seed+i
+			r.Seed, r.SeedSet = plan.Request.Seed+uint64(i), true
+			p.Request.Seed = r.Seed
+		}
+		id, err := j.s.SubmitRequest(r, &p, left.Done)
+		if err != nil {
+			for _, q := range ids {
+				j.s.Cancel(q)
+			}
+			for k := i; k < n; k++ {
+				left.Done()
+			}
+			if errors.Is(err, studio.ErrNoModel) {
+				return videoapi.Video{}, videoapi.ErrNoModel
+			}
+			return videoapi.Video{}, err
+		}
+		ids = append(ids, id)
 	}
-	if err != nil {
-		return videoapi.Video{}, err
+	id := ids[0]
+	for _, q := range ids[1:] {
+		m := rec
+		m.member = true
+		j.recs[q] = m
+	}
+	if n > 1 {
+		rec.outputs = ids
 	}
 	j.recs[id] = rec
 	v := videoapi.Video{ID: j.jobID(id), Object: "video", Model: rec.model, Status: videoapi.StatusQueued,
-		CreatedAt: time.Now().Unix(), Size: rec.size, Seconds: rec.seconds, Prompt: rec.prompt}
+		CreatedAt: time.Now().Unix(), Size: rec.size, Seconds: rec.seconds, Prompt: rec.prompt, NumOutputs: n}
 	return v, nil
 }
 
@@ -108,8 +141,56 @@ func (j *studioJobs) rec(id studio.JobID) (apiRecord, bool) {
 }
 
 // jobVideo is a job as a video object (completed jobs take their take's
-// details).
+// details); a request for several outputs reads as one video whose
+// status and progress cover them all.
 func (j *studioJobs) jobVideo(v studio.JobView) videoapi.Video {
+	r, _ := j.rec(v.ID)
+	if len(r.outputs) < 2 {
+		return j.oneJobVideo(v)
+	}
+	out := j.oneJobVideo(v)
+	out.NumOutputs = len(r.outputs)
+	states := map[string]int{}
+	progress := 0
+	for _, id := range r.outputs {
+		jv, ok := j.s.Job(id)
+		if !ok {
+			states[videoapi.StatusFailed]++
+			continue
+		}
+		o := j.oneJobVideo(jv)
+		states[o.Status]++
+		progress += o.Progress
+		if o.Status == videoapi.StatusFailed && out.Error == nil {
+			out.Error = o.Error
+		}
+		if o.Status == videoapi.StatusInProgress {
+			out.Phase = o.Phase
+		}
+		if o.CompletedAt != nil && (out.CompletedAt == nil || *o.CompletedAt > *out.CompletedAt) {
+			out.CompletedAt = o.CompletedAt
+		}
+	}
+	switch {
+	case states[videoapi.StatusFailed] > 0 && states[videoapi.StatusQueued]+states[videoapi.StatusInProgress] == 0:
+		out.Status = videoapi.StatusFailed
+	case states[videoapi.StatusCompleted] == len(r.outputs):
+		out.Status, out.Error = videoapi.StatusCompleted, nil
+	case states[videoapi.StatusInProgress] > 0 || states[videoapi.StatusCompleted] > 0:
+		out.Status, out.Error = videoapi.StatusInProgress, nil
+		out.CompletedAt = nil
+	default:
+		out.Status, out.Error = videoapi.StatusQueued, nil
+	}
+	out.Progress = progress / len(r.outputs)
+	if out.Status != videoapi.StatusCompleted {
+		out.Progress = min(out.Progress, 99)
+	}
+	return out
+}
+
+// oneJobVideo is one job as a video object.
+func (j *studioJobs) oneJobVideo(v studio.JobView) videoapi.Video {
 	out := videoapi.Video{ID: j.jobID(v.ID), Object: "video", Model: apiModel, CreatedAt: v.Created.Unix(), Prompt: v.Title}
 	if r, ok := j.rec(v.ID); ok {
 		out.Model, out.Size, out.Seconds, out.Prompt = r.model, r.size, r.seconds, r.prompt
@@ -209,10 +290,13 @@ func (j *studioJobs) List() []videoapi.Video {
 	var out []videoapi.Video
 	seen := map[string]bool{}
 	for _, jv := range snap.Jobs {
-		out = append(out, j.jobVideo(jv))
 		if jv.TakeID != "" {
 			seen[jv.TakeID] = true
 		}
+		if r, _ := j.rec(jv.ID); r.member {
+			continue
+		}
+		out = append(out, j.jobVideo(jv))
 	}
 	for _, t := range snap.Takes {
 		if !seen[t.ID] && !t.Meta.Sample && t.Meta.Created.Unix() > 0 {
@@ -240,6 +324,9 @@ func (j *studioJobs) Get(id string) (videoapi.Video, bool) {
 		}
 		return j.takeVideo(t), true
 	}
+	if r, _ := j.rec(job); r.member {
+		return videoapi.Video{}, false
+	}
 	v, ok := j.s.Job(job)
 	if !ok {
 		return videoapi.Video{}, false
@@ -250,19 +337,38 @@ func (j *studioJobs) Get(id string) (videoapi.Video, bool) {
 func (j *studioJobs) Cancel(id string) (videoapi.Video, bool) {
 	job, _, ok := j.parseID(id)
 	if ok && job != 0 {
-		if v, ok := j.s.Job(job); ok && (v.State == studio.JobQueued || v.State == studio.JobRunning) {
-			j.s.Cancel(job)
+		r, _ := j.rec(job)
+		if r.member {
+			return videoapi.Video{}, false
+		}
+		ids := r.outputs
+		if len(ids) == 0 {
+			ids = []studio.JobID{job}
+		}
+		for i := len(ids) - 1; i >= 0; i-- { // the queued ones first, so none starts
+			if v, ok := j.s.Job(ids[i]); ok && (v.State == studio.JobQueued || v.State == studio.JobRunning) {
+				j.s.Cancel(ids[i])
+			}
 		}
 	}
 	return j.Get(id)
 }
 
-func (j *studioJobs) Content(id, variant string) (string, string, error) {
+func (j *studioJobs) Content(id, variant string, index int) (string, string, error) {
 	job, take, ok := j.parseID(id)
 	if !ok {
 		return "", "", videoapi.ErrNotFound
 	}
 	if job != 0 {
+		r, _ := j.rec(job)
+		switch {
+		case r.member:
+			return "", "", videoapi.ErrNotFound
+		case len(r.outputs) > 0 && index >= len(r.outputs), len(r.outputs) == 0 && index > 0:
+			return "", "", videoapi.ErrNotFound
+		case len(r.outputs) > 0:
+			job = r.outputs[index]
+		}
 		v, ok := j.s.Job(job)
 		if !ok {
 			return "", "", videoapi.ErrNotFound
@@ -277,6 +383,9 @@ func (j *studioJobs) Content(id, variant string) (string, string, error) {
 	}
 	t, ok := j.s.Take(take)
 	if !ok {
+		return "", "", videoapi.ErrNotFound
+	}
+	if take != "" && job == 0 && index > 0 {
 		return "", "", videoapi.ErrNotFound
 	}
 	switch variant {

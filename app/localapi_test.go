@@ -104,6 +104,47 @@ func TestLocalAPIOverTheStudio(t *testing.T) {
 	if !found {
 		t.Error("the API's take is not in the window's library")
 	}
+	// Two outputs (SGLang's num_outputs_per_prompt): one video, seed+1 for
+	// the second, each output its own library take.
+	two := 2
+	b.Request.NumOutputsPerPrompt = &two
+	b.Request.Prompt = "Two outputs."
+	v, err = c.Create(ctx, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, err = c.Wait(ctx, v.ID, nil); err != nil || v.NumOutputs != 2 {
+		t.Fatalf("two outputs: %+v %v", v, err)
+	}
+	get := func(path string) int {
+		req, _ := http.NewRequestWithContext(ctx, "GET", api.Address()+path, nil)
+		req.Header.Set("Authorization", "Bearer "+api.Token())
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	// The fake studio writes no MP4, so variants 0 and 1 are 404 as
+	// "no video" — but variant 2 is out of range and the thumbnail exists.
+	for q, want := range map[string]int{"?variant=thumbnail": 200, "?variant=2": 404} {
+		if st := get("/videos/" + v.ID + "/content" + q); st != want {
+			t.Errorf("content%s: %d, want %d", q, st, want)
+		}
+	}
+	seeds := map[uint64]bool{}
+	for _, tk := range s.Snapshot().Takes {
+		if tk.Meta.Prompt == "Two outputs." {
+			seeds[tk.Meta.Seed] = true
+		}
+	}
+	if len(seeds) != 2 {
+		t.Errorf("two outputs made takes with seeds %v", seeds)
+	}
+	if n := len(list().Data); n != 3 {
+		t.Errorf("the list has %d videos, want 3 (the two outputs are one)", n)
+	}
 	if err := api.SetEnabled(false); err != nil || api.Enabled() {
 		t.Fatal("the local API did not stop")
 	}

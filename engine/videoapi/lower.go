@@ -99,7 +99,13 @@ type Lowered struct {
 	Request engine.Request
 	Task    engine.Task
 	Model   string // the name the client used ("" when it gave none)
+	// Outputs is the number of takes (SGLang's num_outputs_per_prompt):
+	// output i uses seed+i, and is the content's variant i.
+	Outputs int
 }
+
+// MaxOutputs bounds num_outputs_per_prompt (SGLang's limit).
+const MaxOutputs = 10
 
 // Lower maps a decoded request onto an engine request. modelName is the
 // loaded snapshot's name (accepted besides ModelNames); ups are the
@@ -120,15 +126,22 @@ func Lower(c CreateRequest, res Resolver, ups []Upload, modelName string) (Lower
 		}
 		out.Model = c.Model
 	}
+	out.Outputs = 1
 	for _, n := range []struct {
 		name string
 		v    *int
 	}{{"n", c.N}, {"num_outputs_per_prompt", c.NumOutputsPerPrompt}} {
-		if n.v != nil && *n.v != 1 {
-			if *n.v < 1 || *n.v > 10 {
-				return out, fieldErr(n.name, "must be 1..10")
-			}
-			return out, fieldErr(n.name, "must be 1: H3 Studio makes one take per request (send the request again with seed+1)")
+		if n.v == nil {
+			continue
+		}
+		if *n.v < 1 || *n.v > MaxOutputs {
+			return out, fieldErr(n.name, "must be 1..%d", MaxOutputs)
+		}
+		if *n.v != 1 && out.Outputs != 1 && *n.v != out.Outputs {
+			return out, fieldErr(n.name, "and n disagree")
+		}
+		if *n.v != 1 {
+			out.Outputs = *n.v
 		}
 	}
 	if c.FPS != nil && *c.FPS != media.FPS {

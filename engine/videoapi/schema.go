@@ -170,6 +170,8 @@ type Video struct {
 	Timings map[string]float64 `json:"timings,omitempty"`
 	// Phase is the running phase (H3 Studio).
 	Phase string `json:"phase,omitempty"`
+	// NumOutputs is SGLang's output count (content variants 0..n-1).
+	NumOutputs int `json:"num_outputs,omitempty"`
 }
 
 // VideoError says why a video failed.

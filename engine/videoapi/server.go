@@ -45,9 +45,10 @@ type Jobs interface {
 	// is); ok is false for an unknown id.
 	Cancel(id string) (v Video, ok bool)
 	// Content is the finished take's file of a variant ("video", the
-	// default, or "thumbnail"): ErrNotFound for an unknown id or variant,
+	// default, or "thumbnail") of output index (0 for the first; SGLang's
+	// numeric variant): ErrNotFound for an unknown id, variant or index,
 	// ErrNotReady while it is not completed.
-	Content(id, variant string) (path, contentType string, err error)
+	Content(id, variant string, index int) (path, contentType string, err error)
 	// Pending counts queued and running takes (the queue bound).
 	Pending() int
 }
@@ -387,20 +388,20 @@ func (h *Handler) delete(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) content(w http.ResponseWriter, r *http.Request) {
-	variant := r.URL.Query().Get("variant")
+	variant, index := r.URL.Query().Get("variant"), 0
 	switch variant {
-	case "", "0", "video":
+	case "", "video":
 		variant = "video"
 	case "thumbnail", "spritesheet":
 	default:
-		if n, err := strconv.Atoi(variant); err == nil && n > 0 {
-			writeError(w, http.StatusNotFound, "not_found", "this video has one output (variant 0)")
+		n, err := strconv.Atoi(variant)
+		if err != nil || n < 0 || n >= MaxOutputs {
+			writeError(w, http.StatusBadRequest, "invalid_request", fmt.Sprintf("invalid request: variant must be video, thumbnail, spritesheet or an output index 0..%d", MaxOutputs-1))
 			return
 		}
-		writeError(w, http.StatusBadRequest, "invalid_request", "invalid request: variant must be video, thumbnail, spritesheet or an output index")
-		return
+		variant, index = "video", n
 	}
-	path, typ, err := h.o.Jobs.Content(r.PathValue("id"), variant)
+	path, typ, err := h.o.Jobs.Content(r.PathValue("id"), variant, index)
 	switch {
 	case errors.Is(err, ErrNotReady):
 		writeError(w, http.StatusNotFound, "not_ready", "Generation is still in-progress")

@@ -86,10 +86,10 @@ func (f *fakeJobs) complete(id string) {
 	defer f.mu.Unlock()
 	f.find(id).Status = StatusCompleted
 }
-func (f *fakeJobs) Content(id, variant string) (string, string, error) {
+func (f *fakeJobs) Content(id, variant string, index int) (string, string, error) {
 	v, ok := f.Get(id)
 	switch {
-	case !ok || variant != "video":
+	case !ok || variant != "video" || index != 0:
 		return "", "", ErrNotFound
 	case v.Status != StatusCompleted:
 		return "", "", ErrNotReady

@@ -105,7 +105,8 @@ func TestLowerRules(t *testing.T) {
 	}
 	for _, c := range []struct{ body, want string }{
 		{`{"prompt":"x","model":"sora-2"}`, "model must be omitted or one of"},
-		{`{"prompt":"x","n":2}`, "n must be 1"},
+		{`{"prompt":"x","n":11}`, "n must be 1..10"},
+		{`{"prompt":"x","n":2,"num_outputs_per_prompt":3}`, "n disagree"},
 		{`{"prompt":"x","flow_shift":5}`, "flow_shift must be 12"},
 		{`{"prompt":"x","fps":30}`, "fps must be 24"},
 		{`{"prompt":"x","size":"big"}`, "size must be WIDTHxHEIGHT"},
