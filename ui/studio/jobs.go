@@ -107,6 +107,8 @@ type JobView struct {
 	Message   string // the engine's latest message, or why it failed
 	TakeID    string // the saved take (done jobs)
 	Canceling bool
+	Created   time.Time // when it was queued
+	Finished  time.Time // when it ended (zero while queued or running)
 }
 
 type phaseProgress struct {
@@ -136,11 +138,15 @@ type job struct {
 	cancel      context.CancelFunc
 	cancelAsked bool
 	sample      bool // the first start's sample take (RenderSampleTake)
+	// onEnd runs once when the job leaves the queue or finishes (the API
+	// removes the take's uploaded files).
+	onEnd func()
 }
 
 func (j *job) view(now time.Time) JobView {
 	v := JobView{ID: j.id, State: j.state, Title: j.title(), Task: j.draft.Task(), Seed: j.req.Seed,
-		Current: j.cur, Message: j.message, TakeID: j.take, Canceling: j.cancelAsked && j.state == JobRunning, PeakBytes: j.peak}
+		Current: j.cur, Message: j.message, TakeID: j.take, Canceling: j.cancelAsked && j.state == JobRunning, PeakBytes: j.peak,
+		Created: j.created, Finished: j.finished}
 	if j.plan != nil && v.PeakBytes == 0 {
 		v.PeakBytes = j.plan.PeakBytes
 	}
@@ -255,8 +261,18 @@ func (s *Studio) enqueueLocked(d Draft, plan *engine.Plan) JobID {
 }
 
 func (s *Studio) enqueueJobLocked(d Draft, plan *engine.Plan, sample bool) *job {
+	return s.enqueueRequestLocked(d, d.Request(), plan, sample)
+}
+
+// enqueueRequestLocked queues a job running req, described by d (its
+// title, task and inputs in take.json).
+func (s *Studio) enqueueRequestLocked(d Draft, req engine.Request, plan *engine.Plan, sample bool) *job {
 	s.nextJob++
-	j := &job{id: s.nextJob, draft: d, req: d.Request(), gen: s.gen, state: JobQueued, created: s.opts.Now(), phases: map[engine.Phase]*phaseProgress{}, plan: plan, sample: sample}
+	gen := s.gen
+	if s.remote != nil && !sample {
+		gen = s.remote // Run on server: the take goes to the server
+	}
+	j := &job{id: s.nextJob, draft: d, req: req, gen: gen, state: JobQueued, created: s.opts.Now(), phases: map[engine.Phase]*phaseProgress{}, plan: plan, sample: sample}
 	s.jobs = append(s.jobs, j)
 	s.sortJobsLocked()
 	s.changedLocked()
@@ -306,6 +322,10 @@ func (s *Studio) Cancel(id JobID) {
 				j.state = JobCancelled
 				j.finished = s.opts.Now()
 				j.message = "Removed from the queue."
+				if end := j.onEnd; end != nil {
+					j.onEnd = nil
+					s.opts.Go(end)
+				}
 				s.sortJobsLocked()
 			case JobRunning:
 				j.cancelAsked = true
@@ -364,6 +384,13 @@ func (s *Studio) runJobs() {
 
 		s.runJob(ctx, j)
 		cancel()
+		s.mu.Lock()
+		end := j.onEnd
+		j.onEnd = nil
+		s.mu.Unlock()
+		if end != nil {
+			end()
+		}
 	}
 }
 

@@ -113,6 +113,9 @@ type Studio struct {
 	gen      Generator
 	modelSeq int
 
+	// remote, when set, runs new takes on a server (SetRemote).
+	remote Generator
+
 	plan      *engine.Plan
 	planErr   error
 	planVer   uint64

@@ -1,0 +1,133 @@
+package studio
+
+import (
+	"errors"
+
+	"h3studio/engine"
+	"h3studio/engine/media"
+)
+
+// This file is the studio's side of the local /v1/videos API: takes that
+// arrive as engine requests join the same queue as the window's, and land
+// in the same library with the same take.json.
+
+// ErrNoModel is returned by PlanRequest and SubmitRequest while no model
+// is ready.
+var ErrNoModel = errors.New("studio: no model is loaded")
+
+// ModelName is the ready model's name ("" while none is ready).
+func (s *Studio) ModelName() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.model.Ready || s.gen == nil {
+		return ""
+	}
+	if s.model.Info.Name != "" {
+		return s.model.Info.Name
+	}
+	return "MiniMax-H3"
+}
+
+// PlanRequest validates r with the loaded model's planner (no job).
+func (s *Studio) PlanRequest(r engine.Request) (engine.Plan, error) {
+	s.mu.Lock()
+	gen, ready := s.gen, s.model.Ready
+	s.mu.Unlock()
+	if gen == nil || !ready {
+		return engine.Plan{}, ErrNoModel
+	}
+	return gen.Plan(r)
+}
+
+// SubmitRequest queues r as a job (after the window's queued jobs); the
+// take is described in the library by the request itself. onEnd, when
+// set, runs once when the job is cancelled in the queue or has finished.
+func (s *Studio) SubmitRequest(r engine.Request, plan *engine.Plan, onEnd func()) (JobID, error) {
+	s.mu.Lock()
+	if s.gen == nil || !s.model.Ready || s.closed {
+		s.mu.Unlock()
+		return 0, ErrNoModel
+	}
+	var p *engine.Plan
+	if plan != nil {
+		c := *plan
+		p = &c
+	}
+	j := s.enqueueRequestLocked(DraftForRequest(r), r, p, false)
+	j.onEnd = onEnd
+	id := j.id
+	s.mu.Unlock()
+	s.notify()
+	return id, nil
+}
+
+// SetRemote makes takes queued from now on run on g, a /v1/videos server
+// (Run on server), instead of the loaded model; nil runs them here again.
+// The loaded model still plans every take, so a take the server is sent
+// follows the same rules.
+func (s *Studio) SetRemote(g Generator) {
+	s.update(func() { s.remote = g })
+}
+
+// Job returns one job of this session (false once it has been dropped
+// from the finished list, which keeps the newest 20).
+func (s *Studio) Job(id JobID) (JobView, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, j := range s.jobs {
+		if j.id == id {
+			return j.view(s.opts.Now()), true
+		}
+	}
+	return JobView{}, false
+}
+
+// Take returns a library take by its ID.
+func (s *Studio) Take(id string) (Take, bool) { return s.take(id) }
+
+// DraftForRequest describes an engine request as a draft: its prompt,
+// keyframes and references (their kinds from the request) and the
+// settings take.json records.
+func DraftForRequest(r engine.Request) Draft {
+	d := NewDraft()
+	d.Prompt = r.Prompt
+	d.KeepLabels = false
+	st := &d.Settings
+	if r.Width > 0 && r.Height > 0 {
+		st.Width, st.Height = r.Width, r.Height
+		st.Canvas = CanvasFor(r.Width, r.Height).ID
+	}
+	if r.Frames > 0 {
+		st.Frames = r.Frames
+	}
+	st.Seed = r.Seed
+	st.Quality = r.Preset
+	st.Memory = r.Memory
+	st.Preview = r.Preview
+	st.Speed = Speed{Steps: r.Steps, Reuse: r.Reuse, Layers: r.Layers, CoreReuse: r.CoreReuse, TokenReduction: r.TokenReduction, RenderScale: 1}
+	st.RenderWidth, st.RenderHeight = r.RenderWidth, r.RenderHeight
+	image := func(p string) Media {
+		if p == "" {
+			return Media{}
+		}
+		return Media{Path: p, Kind: media.KindImage, State: MediaLimited}
+	}
+	d.First, d.Last = image(r.First), image(r.Last)
+	for i, ref := range r.References {
+		x := Reference{ID: i + 1, Media: Media{Path: ref.Path, State: MediaLimited}}
+		switch ref.Kind {
+		case engine.RefImage:
+			x.Media.Kind = media.KindImage
+		case engine.RefAudio:
+			x.Media.Kind = media.KindAudio
+		default:
+			x.Media.Kind = media.KindVideo
+		}
+		x.Silent = ref.Kind == engine.RefSilentVideo
+		if ref.Audio != "" {
+			x.Sound = Media{Path: ref.Audio, Kind: media.KindAudio, State: MediaLimited}
+		}
+		d.References = append(d.References, x)
+	}
+	return d
+}
