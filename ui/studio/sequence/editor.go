@@ -179,27 +179,19 @@ func (e *Editor) Move(from, to int) error {
 
 // Trim sets clip i's in and out points (seconds), snapped to frames and
 // bounded: 0 ≤ in < out ≤ the source's length (when known), at least one
-// frame long.
+// frame long (an out point at or before the in point moves after it).
 func (e *Editor) Trim(i int, in, out float64) error {
 	return e.edit(func(s *Sequence) error {
 		if err := checkIndex(s, i); err != nil {
 			return err
 		}
-		fi, fo := Frame(in), Frame(out)
-		if n := e.lengths[s.Clips[i].Source]; n > 0 {
-			fo = min(fo, n)
-		}
-		fi = max(0, fi)
+		fi, fo := max(Frame(in), 0), Frame(out)
 		if fo <= fi {
-			// keep a frame, moving whichever edge was dragged past the other
-			if fi != s.Clips[i].InFrame() {
-				fi = fo - 1
-			} else {
-				fo = fi + 1
-			}
+			fo = fi + 1 // at least one frame: the out point gives way
 		}
-		if fi < 0 {
-			fi, fo = 0, max(fo, 1)
+		if n := e.lengths[s.Clips[i].Source]; n > 0 && fo > n {
+			fo = n
+			fi = min(fi, n-1)
 		}
 		s.Clips[i].In, s.Clips[i].Out = Seconds(fi), Seconds(fo)
 		return nil
