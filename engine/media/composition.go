@@ -75,6 +75,40 @@ func (c Composition) Starts() (starts []int, total int) {
 	return starts, total
 }
 
+// FrameMix is what one output frame shows: clip A's source frame FA, and
+// inside a crossfade also clip B's frame FB, weighted Num/Den (B is −1
+// outside crossfades).
+type FrameMix struct {
+	A, FA    int
+	B, FB    int
+	Num, Den int
+}
+
+// FrameAt says what output frame t shows (ok is false outside 0…Frames−1).
+// In a crossfade of F frames the incoming clip's weight on its k-th frame
+// is (k+1)/(F+1).
+func (c Composition) FrameAt(t int) (m FrameMix, ok bool) {
+	starts, total := c.Starts()
+	if t < 0 || t >= total {
+		return FrameMix{}, false
+	}
+	fades := c.Fades()
+	m = FrameMix{A: -1, B: -1}
+	for i, cl := range c.Clips {
+		if t < starts[i] || t >= starts[i]+cl.Len {
+			continue
+		}
+		if m.A < 0 {
+			m.A, m.FA = i, cl.In+t-starts[i]
+			continue
+		}
+		m.B, m.FB = i, cl.In+t-starts[i]
+		m.Num, m.Den = t-starts[i]+1, fades[m.A]+1
+		break
+	}
+	return m, m.A >= 0
+}
+
 // Frames is the composition's length in frames.
 func (c Composition) Frames() int {
 	_, n := c.Starts()
@@ -188,10 +222,9 @@ func RenderComposition(ctx context.Context, c Composition, dst string, o ExportO
 		inf := srcs[0].Info()
 		w, h = inf.Width&^1, inf.Height&^1
 	}
-	starts, total := c.Starts()
-	fades := c.Fades()
+	total := c.Frames()
 
-	sound, err := mixSound(ctx, c, srcs, extra, open, starts, fades, total)
+	sound, err := mixSound(ctx, c, srcs, extra, open)
 	if err != nil {
 		return err
 	}
@@ -218,38 +251,36 @@ func RenderComposition(ctx context.Context, c Composition, dst string, o ExportO
 			}
 		}
 	}()
+	next := func(i int) (*image.RGBA, error) {
+		if readers[i] == nil {
+			readers[i] = startReader(rctx, srcs[i], c.Clips[i], w, h)
+		}
+		return readers[i].next()
+	}
 	out := image.NewRGBA(image.Rect(0, 0, w, h))
 	for t := 0; t < total; t++ {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		var act []int
+		m, _ := c.FrameAt(t)
 		for i := range c.Clips {
-			if t >= starts[i] && t < starts[i]+c.Clips[i].Len {
-				act = append(act, i)
-			} else if t >= starts[i]+c.Clips[i].Len && readers[i] != nil {
-				readers[i].stop()
+			if readers[i] != nil && i < m.A {
+				readers[i].stop() // the clip is over
 				readers[i] = nil
 			}
 		}
-		frames := make([]*image.RGBA, len(act))
-		for k, i := range act {
-			if readers[i] == nil {
-				readers[i] = startReader(rctx, srcs[i], c.Clips[i], w, h)
-			}
-			f, err := readers[i].next()
+		fa, err := next(m.A)
+		if err != nil {
+			return err
+		}
+		if m.B < 0 {
+			copy(out.Pix, fa.Pix)
+		} else {
+			fb, err := next(m.B)
 			if err != nil {
 				return err
 			}
-			frames[k] = f
-		}
-		switch len(frames) {
-		case 1:
-			copy(out.Pix, frames[0].Pix)
-		case 2:
-			n := fades[act[0]]
-			k := t - starts[act[1]]
-			blend(out, frames[0], frames[1], k+1, n+1)
+			Blend(out, fa, fb, m.Num, m.Den)
 		}
 		if err := sink.WriteFrame(out); err != nil {
 			return err
@@ -275,18 +306,18 @@ func RenderComposition(ctx context.Context, c Composition, dst string, o ExportO
 	return nil
 }
 
-// blend writes a·(d−n)/d + b·n/d into out.
-func blend(out, a, b *image.RGBA, n, d int) {
+// Blend writes a·(d−n)/d + b·n/d into out, rounded (a crossfade frame;
+// the three pictures have the same size).
+func Blend(out, a, b *image.RGBA, n, d int) {
 	for i := range out.Pix {
 		out.Pix[i] = uint8((int(a.Pix[i])*(d-n) + int(b.Pix[i])*n + d/2) / d)
 	}
 }
 
-// mixSound is the composition's sound: each clip's trimmed sound (unless
-// muted) at its place, ramped over crossfades, plus the extra track.
-func mixSound(ctx context.Context, c Composition, srcs []Source, extra Source, open Opener, starts, fades []int, total int) (Audio, error) {
-	n := AudioSamplesFor(total, SampleRate)
-	mix := Audio{Rate: SampleRate, Channels: NumChannels, Samples: make([]float32, 2*n)}
+// mixSound decodes the clips' sounds (muted ones are skipped) and the
+// extra track, and mixes them (Mix).
+func mixSound(ctx context.Context, c Composition, srcs []Source, extra Source, open Opener) (Audio, error) {
+	sounds := make([]Audio, len(c.Clips))
 	for i, cl := range c.Clips {
 		if cl.Mute {
 			continue
@@ -295,7 +326,38 @@ func mixSound(ctx context.Context, c Composition, srcs []Source, extra Source, o
 		if err != nil {
 			return Audio{}, err
 		}
-		if a.Frames() == 0 {
+		sounds[i] = a
+	}
+	var ex Audio
+	if extra != nil {
+		a, err := extra.Audio(ctx)
+		if err != nil {
+			return Audio{}, err
+		}
+		ex = Resample(a.Stereo(), SampleRate)
+	}
+	return c.Mix(sounds, ex), nil
+}
+
+// Mix is the composition's sound, 32 kHz stereo, exactly as long as its
+// frames (AudioSamplesFor): sounds[i] is clip i's whole source sound at
+// 32 kHz stereo (empty: silent; Mute clips are silent whatever it holds),
+// trimmed to the clip and placed at its start; over a crossfade the
+// outgoing clip ramps down and the incoming one up, linearly and
+// complementarily (their gains sum to 1 on every sample); extra (the extra
+// track, 32 kHz stereo) is added from time 0 at c.Sound's gain; the sum is
+// clipped to [-1, 1].
+func (c Composition) Mix(sounds []Audio, extra Audio) Audio {
+	starts, total := c.Starts()
+	fades := c.Fades()
+	n := AudioSamplesFor(total, SampleRate)
+	mix := Audio{Rate: SampleRate, Channels: NumChannels, Samples: make([]float32, 2*n)}
+	for i, cl := range c.Clips {
+		if cl.Mute || i >= len(sounds) {
+			continue
+		}
+		a := sounds[i]
+		if a.Frames() == 0 || a.Channels != 2 {
 			continue
 		}
 		// Sample positions come from the output frame grid, so that the
@@ -326,22 +388,17 @@ func mixSound(ctx context.Context, c Composition, srcs []Source, extra Source, o
 			mix.Samples[2*(at+s)+1] += g * a.Samples[2*(a0+s)+1]
 		}
 	}
-	if extra != nil {
-		a, err := extra.Audio(ctx)
-		if err != nil {
-			return Audio{}, err
-		}
-		a = Resample(a.Stereo(), SampleRate)
+	if c.Sound != nil && extra.Channels == 2 {
 		g := float32(c.Sound.Gain)
-		for s := 0; s < n && s < a.Frames(); s++ {
-			mix.Samples[2*s] += g * a.Samples[2*s]
-			mix.Samples[2*s+1] += g * a.Samples[2*s+1]
+		for s := 0; s < n && s < extra.Frames(); s++ {
+			mix.Samples[2*s] += g * extra.Samples[2*s]
+			mix.Samples[2*s+1] += g * extra.Samples[2*s+1]
 		}
 	}
 	for i, v := range mix.Samples {
 		mix.Samples[i] = max(-1, min(1, v))
 	}
-	return mix, nil
+	return mix
 }
 
 // clipSound decodes a clip's sound at 32 kHz stereo: the video's own track,
