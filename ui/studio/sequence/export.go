@@ -28,7 +28,7 @@ type MissingError struct {
 	Clip   int    // 0-based clip index, -1 for the extra sound track
 	Source string // as sequence.json writes it
 	Path   string // resolved
-	Why    string // "not found", "the take folder has no video.mp4"
+	Why    string // "not found"
 }
 
 func (e *MissingError) Error() string {
@@ -92,7 +92,8 @@ func Locate(seqPath string, clip int, source string) (Files, error) {
 	case st.IsDir():
 		v := filepath.Join(p, TakeVideoFile)
 		if _, err := os.Stat(v); err != nil {
-			return Files{}, miss("the take folder has no " + TakeVideoFile)
+			// not a gap: the timeline still plays its viewer frames
+			return Files{}, fmt.Errorf("clip %d: the take folder %s has no %s (it was made by a build without an MP4 writer), so it can't be exported", clip+1, p, TakeVideoFile)
 		}
 		f := Files{Video: v}
 		if _, err := os.Stat(filepath.Join(p, TakeSoundFile)); err == nil {
@@ -107,11 +108,9 @@ func Locate(seqPath string, clip int, source string) (Files, error) {
 func Missing(seqPath string, s Sequence) []*MissingError {
 	var out []*MissingError
 	for i, c := range s.Clips {
-		if _, err := Locate(seqPath, i, c.Source); err != nil {
-			var m *MissingError
-			if errors.As(err, &m) {
-				out = append(out, m)
-			}
+		var m *MissingError
+		if _, err := Locate(seqPath, i, c.Source); errors.As(err, &m) {
+			out = append(out, m)
 		}
 	}
 	if s.Audio != nil {
