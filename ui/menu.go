@@ -32,6 +32,9 @@ func shortcutList() [][2]string {
 		{generateKey, "generate (queues while a take runs)"},
 		{cmdKey + ".", "cancel the running take"},
 		{cmdKey + "E", "export the take as MP4"},
+		{"Shift+" + cmdKey + "E", "export the timeline's sequence as one MP4"},
+		{"J  K  L", "timeline: back 1 s / pause / play"},
+		{cmdKey + "Z  Shift+" + cmdKey + "Z", "undo / redo a timeline edit"},
 		{cmdKey + "O", "open a model folder"},
 		{cmdKey + ",", "settings"},
 	}
@@ -57,6 +60,7 @@ func (w *Window) mainMenu() *fyne.MainMenu {
 		&fyne.MenuItem{Label: "Export MP4…", Action: w.exportMP4, Shortcut: shortcut(fyne.KeyE, cmd)},
 		fyne.NewMenuItem("Export Frames…", w.exportFrames),
 		fyne.NewMenuItem("Export Audio…", w.exportAudio),
+		&fyne.MenuItem{Label: "Export Sequence…", Action: w.exportSequence, Shortcut: shortcut(fyne.KeyE, cmd|fyne.KeyModifierShift)},
 		fyne.NewMenuItemSeparator(),
 		fyne.NewMenuItem(revealLabel, func() {
 			if t, ok := w.library.selected(); ok {
@@ -68,6 +72,8 @@ func (w *Window) mainMenu() *fyne.MainMenu {
 	)
 	edit := fyne.NewMenu("Edit",
 		&fyne.MenuItem{Label: "Undo Draft Change", Action: s.Undo},
+		&fyne.MenuItem{Label: "Undo Timeline Edit", Action: w.timeline.tl.Undo, Shortcut: shortcut(fyne.KeyZ, cmd)},
+		&fyne.MenuItem{Label: "Redo Timeline Edit", Action: w.timeline.tl.Redo, Shortcut: shortcut(fyne.KeyZ, cmd|fyne.KeyModifierShift)},
 		fyne.NewMenuItemSeparator(),
 		&fyne.MenuItem{Label: "Cut", Action: func() { w.editShortcut(&fyne.ShortcutCut{Clipboard: fyne.CurrentApp().Clipboard()}) }, Shortcut: &fyne.ShortcutCut{}},
 		&fyne.MenuItem{Label: "Copy", Action: func() { w.editShortcut(&fyne.ShortcutCopy{Clipboard: fyne.CurrentApp().Clipboard()}) }, Shortcut: &fyne.ShortcutCopy{}},
@@ -84,6 +90,7 @@ func (w *Window) mainMenu() *fyne.MainMenu {
 		fyne.NewMenuItem("Previous Frame (←)", func() { w.viewer.player.Step(-1) }),
 		fyne.NewMenuItem("Next Frame (→)", func() { w.viewer.player.Step(1) }),
 		fyne.NewMenuItem("Loop", func() { w.viewer.player.Loop = !w.viewer.player.Loop; w.viewer.transport() }),
+		fyne.NewMenuItem("Play the Sequence", w.timeline.togglePlay),
 		fyne.NewMenuItemSeparator(),
 		fyne.NewMenuItem("Show the Live Preview", s.FollowJob),
 		fyne.NewMenuItem("Reload the Library", s.RefreshLibrary),
@@ -112,6 +119,9 @@ func (w *Window) addShortcuts() {
 	c.AddShortcut(shortcut(fyne.KeyReturn, cmd), func(fyne.Shortcut) { w.compose.doGenerate() })
 	c.AddShortcut(shortcut(fyne.KeyEnter, cmd), func(fyne.Shortcut) { w.compose.doGenerate() })
 	c.AddShortcut(shortcut(fyne.KeyE, cmd), func(fyne.Shortcut) { w.exportMP4() })
+	c.AddShortcut(shortcut(fyne.KeyE, cmd|fyne.KeyModifierShift), func(fyne.Shortcut) { w.exportSequence() })
+	c.AddShortcut(shortcut(fyne.KeyZ, cmd), func(fyne.Shortcut) { w.timeline.tl.Undo() })
+	c.AddShortcut(shortcut(fyne.KeyZ, cmd|fyne.KeyModifierShift), func(fyne.Shortcut) { w.timeline.tl.Redo() })
 	c.AddShortcut(shortcut(fyne.KeyComma, cmd), func(fyne.Shortcut) { w.showSettings() })
 	c.AddShortcut(shortcut(fyne.KeyO, cmd), func(fyne.Shortcut) { w.chooseModel() })
 	c.AddShortcut(shortcut(fyne.KeyPeriod, cmd), func(fyne.Shortcut) {

@@ -59,6 +59,7 @@ type Window struct {
 	viewer   *viewer
 	progress *progress
 	library  *library
+	timeline *timeline
 	status   *statusBar
 	notices  *notices
 
@@ -89,6 +90,7 @@ func New(w fyne.Window, s *studio.Studio, o Options) *Window {
 	win.viewer = newViewer(win)
 	win.progress = newProgress(win)
 	win.library = newLibrary(win)
+	win.timeline = newTimeline(win)
 	win.status = newStatusBar(win)
 	win.notices = newNotices(win)
 
@@ -97,7 +99,7 @@ func New(w fyne.Window, s *studio.Studio, o Options) *Window {
 	right.Offset = 0.70
 	main := container.NewHSplit(win.compose.content, right)
 	main.Offset = 0.29
-	body := container.NewBorder(win.notices.content, win.status.content, nil, nil, main)
+	body := container.NewBorder(win.notices.content, container.NewVBox(win.timeline.content, win.status.content), nil, nil, main)
 	bg := canvas.NewRectangle(theme.Color(theme.ColorNameBackground))
 	w.SetContent(container.NewStack(bg, body))
 
@@ -134,6 +136,7 @@ func (w *Window) apply() {
 	w.viewer.apply(sn)
 	w.progress.apply(sn)
 	w.library.apply(sn)
+	w.timeline.apply()
 	w.status.apply(sn)
 	w.notices.apply(sn)
 	w.applyModelReport(sn)
@@ -178,6 +181,7 @@ func (w *Window) Stop() {
 		w.unsubscribe = nil
 	}
 	w.b.stop()
+	w.timeline.tl.Close()
 	w.viewer.player.OnChange = nil
 	w.viewer.player.Pause()
 }
@@ -189,6 +193,9 @@ func (w *Window) typedKey(e *fyne.KeyEvent) {
 		if _, isPlayer := f.(*widgets.Player); !isPlayer {
 			return
 		}
+	}
+	if w.timeline.handleKey(e.Name) {
+		return
 	}
 	w.viewer.player.HandleKey(e.Name)
 }

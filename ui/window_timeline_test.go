@@ -1,0 +1,188 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"fyne.io/fyne/v2"
+
+	"h3studio/ui/studio"
+	"h3studio/ui/studio/fakeengine"
+)
+
+// timelineHarness is a window with three takes in the library.
+func timelineHarness(t *testing.T) *harness {
+	h := newHarness(t, fakeengine.Options{}, false)
+	h.s.SetSettings(studio.DemoSettings())
+	for i := 0; i < 3; i++ {
+		h.s.SetPrompt(fmt.Sprintf("Take %d: waves on a beach at dusk.", i+1))
+		h.settle(func(sn studio.Snapshot) bool { return sn.CanGenerate })
+		if _, err := h.s.Generate(); err != nil {
+			t.Fatal(err)
+		}
+		n := i + 1
+		h.settle(func(sn studio.Snapshot) bool { return len(sn.Takes) == n })
+	}
+	return h
+}
+
+// settleTimeline runs work until the timeline's view satisfies cond.
+func (h *harness) settleTimeline(what string, cond func(studio.TimelineView) bool) studio.TimelineView {
+	h.t.Helper()
+	var v studio.TimelineView
+	h.settle(func(studio.Snapshot) bool {
+		v = h.w.Timeline().View()
+		return cond(v)
+	})
+	return v
+}
+
+// dragTake drags library take id's row onto the window point pos.
+func (h *harness) dragTake(id string, pos fyne.Position) {
+	h.t.Helper()
+	l := h.w.library
+	for i, it := range l.items {
+		if it.header != "" || it.take.ID != id {
+			continue
+		}
+		row := l.newRow()
+		l.updateRow(i, row)
+		d := row.(*fyne.Container).Objects[2].(*takeDrag)
+		d.Dragged(&fyne.DragEvent{PointEvent: fyne.PointEvent{AbsolutePosition: pos.Subtract(fyne.NewPos(50, 0))}, Dragged: fyne.NewDelta(1, 0)})
+		d.Dragged(&fyne.DragEvent{PointEvent: fyne.PointEvent{AbsolutePosition: pos}, Dragged: fyne.NewDelta(50, 0)})
+		d.DragEnd()
+		return
+	}
+	h.t.Fatalf("take %s is not in the library list", id)
+}
+
+// dragTrack drags on the timeline track from local point from by dx.
+func dragTrack(tr interface {
+	Dragged(*fyne.DragEvent)
+	DragEnd()
+}, from fyne.Position, dx float32) {
+	steps := 4
+	for k := 1; k <= steps; k++ {
+		d := fyne.NewDelta(dx/float32(steps), 0)
+		tr.Dragged(&fyne.DragEvent{PointEvent: fyne.PointEvent{Position: from.Add(fyne.NewPos(dx*float32(k)/float32(steps), 0))}, Dragged: d})
+	}
+	tr.DragEnd()
+}
+
+func clipTitles(v studio.TimelineView) string {
+	var s []string
+	for _, it := range v.Items {
+		s = append(s, it.Title)
+	}
+	return strings.Join(s, ",")
+}
+
+// TestTimelineDragFromLibrary drags takes from the library rows onto the
+// timeline: a drop past the last clip appends, a drop over the first
+// clip's left half inserts before it; a drop outside does nothing.
+func TestTimelineDragFromLibrary(t *testing.T) {
+	h := timelineHarness(t)
+	sn := h.w.Snapshot()
+	t1, t2, t3 := sn.Takes[2], sn.Takes[1], sn.Takes[0] // oldest first
+	h.dragTake(t1.ID, h.w.TimelineDropPoint(0))
+	v := h.settleTimeline("one clip", func(v studio.TimelineView) bool { return len(v.Items) == 1 && v.Items[0].Clip != nil })
+	h.dragTake(t2.ID, h.w.TimelineDropPoint(v.Total+20))
+	v = h.settleTimeline("two clips", func(v studio.TimelineView) bool { return len(v.Items) == 2 && v.Items[1].Clip != nil })
+	h.dragTake(t3.ID, h.w.TimelineDropPoint(2)) // left half of the first clip
+	v = h.settleTimeline("three clips", func(v studio.TimelineView) bool { return len(v.Items) == 3 && v.Items[0].Clip != nil })
+	want := strings.Join([]string{t3.Meta.Title, t1.Meta.Title, t2.Meta.Title}, ",")
+	if got := clipTitles(v); got != want {
+		t.Fatalf("order %s, want %s", got, want)
+	}
+	if v.Total != t1.Meta.Frames+t2.Meta.Frames+t3.Meta.Frames {
+		t.Errorf("total %d frames", v.Total)
+	}
+	// the strips are as long as the clips
+	tr := h.w.timeline.track
+	if cs := tr.Clips(); len(cs) != 3 || cs[1].Start != t3.Meta.Frames || len(cs[1].Thumbs) == 0 || len(cs[1].Peaks) == 0 {
+		t.Errorf("track clips %+v", cs)
+	}
+	// a drop on the viewer is not a timeline drop
+	h.dragTake(t1.ID, fyne.NewPos(700, 200))
+	h.settle(func(studio.Snapshot) bool { return true })
+	if n := len(h.w.Timeline().View().Items); n != 3 {
+		t.Errorf("a drop outside the timeline added a clip: %d", n)
+	}
+}
+
+// TestTimelineReorderTrimScrub drags a clip past the next one, trims the
+// first clip's edges by whole frames, scrubs on the ruler (the viewer
+// plays the sequence there), plays with Space, and undoes with ⌘Z.
+func TestTimelineReorderTrimScrub(t *testing.T) {
+	h := timelineHarness(t)
+	sn := h.w.Snapshot()
+	tl := h.w.Timeline()
+	for i := 2; i >= 0; i-- {
+		tl.AddTake(sn.Takes[i].ID, -1)
+	}
+	v := h.settleTimeline("three loaded clips", func(v studio.TimelineView) bool {
+		return len(v.Items) == 3 && v.Items[0].Clip != nil && v.Items[1].Clip != nil && v.Items[2].Clip != nil
+	})
+	a, b, c := v.Items[0].Title, v.Items[1].Title, v.Items[2].Title
+	tr := h.w.timeline.track
+	n := v.Spans[0].Frames // 22 frames each with the demo settings
+
+	// reorder: drag clip 0 by its middle past the middle of clip 1
+	dragTrack(tr, tr.ClipPoint(0, 0.5), tr.X(n)+tr.X(2))
+	v = h.settleTimeline("reordered", func(v studio.TimelineView) bool { return clipTitles(v) == b+","+a+","+c })
+
+	// trim clip 0's in edge 5 frames right, its out edge 3 frames left
+	dragTrack(tr, tr.ClipPoint(0, 0).Add(fyne.NewPos(2, 0)), tr.X(5))
+	v = h.settleTimeline("trimmed in", func(v studio.TimelineView) bool { return v.Seq.Clips[0].InFrame() == 5 })
+	dragTrack(tr, tr.ClipPoint(0, 1).Subtract(fyne.NewPos(2, 0)), -tr.X(3))
+	v = h.settleTimeline("trimmed out", func(v studio.TimelineView) bool { return v.Seq.Clips[0].OutFrame() == n-3 })
+	if v.Seq.Clips[0].In != 5.0/24 || v.Total != 3*n-8 || v.Spans[1].Start != n-8 {
+		t.Errorf("after trims: clip %+v, total %d, spans %v", v.Seq.Clips[0], v.Total, v.Spans)
+	}
+	// an out edge dragged past the source's end stops there
+	dragTrack(tr, tr.ClipPoint(0, 1).Subtract(fyne.NewPos(2, 0)), tr.X(40))
+	v = h.settleTimeline("out at the end", func(v studio.TimelineView) bool { return v.Seq.Clips[0].OutFrame() == n })
+
+	// scrub: a tap on the ruler shows that frame of the sequence in the viewer
+	p := h.w.Player()
+	tr.Tapped(&fyne.PointEvent{Position: tr.RulerPoint(30)})
+	h.settle(func(studio.Snapshot) bool { return true })
+	if p.Len() != v.Total || p.Frame() != 30 || tr.Playhead() != 30 {
+		t.Fatalf("after a tap at frame 30: player %d/%d, playhead %d", p.Frame(), p.Len(), tr.Playhead())
+	}
+	dragTrack(tr, tr.RulerPoint(30), tr.X(10))
+	if p.Frame() != 40 {
+		t.Errorf("scrubbed to %d, want 40", p.Frame())
+	}
+	// the sequence's sound is the player's: as long as the frames
+	if seq := h.w.viewer.seq; seq == nil || seq.Audio.Frames() != v.Total*32000/24 {
+		t.Errorf("sequence sound: %v", seq)
+	}
+	// ← → step frames, Space plays the whole sequence, K pauses, J goes back 1 s
+	h.w.typedKey(&fyne.KeyEvent{Name: fyne.KeyRight})
+	if p.Frame() != 41 {
+		t.Errorf("→: frame %d", p.Frame())
+	}
+	h.w.typedKey(&fyne.KeyEvent{Name: fyne.KeySpace})
+	if !p.Playing() || p.Len() != v.Total {
+		t.Error("Space did not play the sequence")
+	}
+	h.w.typedKey(&fyne.KeyEvent{Name: fyne.KeyK})
+	h.w.typedKey(&fyne.KeyEvent{Name: fyne.KeyJ})
+	if p.Playing() || p.Frame() != 41-24 {
+		t.Errorf("K, J: playing %v frame %d", p.Playing(), p.Frame())
+	}
+	// undo the last trim and the reorder, then redo one
+	tl.Undo()
+	tl.Undo()
+	tl.Undo()
+	v = h.settleTimeline("undone", func(v studio.TimelineView) bool { return v.Seq.Clips[0].InFrame() == 0 && clipTitles(v) == b+","+a+","+c })
+	tl.Undo()
+	h.settleTimeline("reorder undone", func(v studio.TimelineView) bool { return clipTitles(v) == a+","+b+","+c })
+	tl.Redo()
+	h.settleTimeline("redone", func(v studio.TimelineView) bool { return clipTitles(v) == b+","+a+","+c })
+	// choosing a take in the library returns the viewer to takes
+	h.s.ShowTake(sn.Takes[0].ID)
+	h.settle(func(sn studio.Snapshot) bool { return sn.Viewer.Clip != nil && h.w.viewer.seq == nil })
+}
