@@ -39,10 +39,10 @@ type timeline struct {
 	cancel   *widget.Button
 	expBox   *fyne.Container
 
-	view    studio.TimelineView
-	key     string // what the track shows, to rebuild only on change
-	playKey string // what the playback was built from
-	active  bool   // the viewer plays the sequence
+	view     studio.TimelineView
+	key      string // what the track shows, to rebuild only on change
+	playKey  string // what the playback was built from
+	active   bool   // the viewer plays the sequence
 	updating bool
 }
 
@@ -396,7 +396,6 @@ func (v *viewer) playSequence(p *studio.Playback, title string, at int) {
 	}
 	v.transport()
 }
-
 
 func setEnabled(b *widget.Button, on bool) {
 	if on {

@@ -177,7 +177,9 @@ func TestTimelineReorderTrimScrub(t *testing.T) {
 	tl.Undo()
 	tl.Undo()
 	tl.Undo()
-	v = h.settleTimeline("undone", func(v studio.TimelineView) bool { return v.Seq.Clips[0].InFrame() == 0 && clipTitles(v) == b+","+a+","+c })
+	v = h.settleTimeline("undone", func(v studio.TimelineView) bool {
+		return v.Seq.Clips[0].InFrame() == 0 && clipTitles(v) == b+","+a+","+c
+	})
 	tl.Undo()
 	h.settleTimeline("reorder undone", func(v studio.TimelineView) bool { return clipTitles(v) == a+","+b+","+c })
 	tl.Redo()
