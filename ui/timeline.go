@@ -119,9 +119,10 @@ func newTimeline(w *Window) *timeline {
 	t.cancel = low(widget.NewButtonWithIcon("", theme.CancelIcon(), t.tl.CancelExport))
 	t.expBox = container.NewBorder(nil, nil, nil, t.cancel, t.progress)
 	t.expBox.Hide()
-	bar := container.NewHBox(heading("Timeline"), t.names, play, t.undo, t.redo, zoomOut, zoomIn, t.info, spacer(),
-		t.fade, t.mute, t.extend, t.remove, sound, export)
-	t.content = panel(container.NewBorder(container.NewVBox(bar, t.expBox), nil, nil, nil, t.scroll))
+	// two rows, so the panel is no wider than the viewer above it
+	bar := container.NewHBox(heading("Timeline"), t.names, t.info, spacer(), play, t.undo, t.redo, zoomOut, zoomIn)
+	clipBar := container.NewHBox(t.fade, t.mute, t.extend, t.remove, spacer(), sound, export)
+	t.content = panel(container.NewBorder(container.NewVBox(bar, clipBar, t.expBox), nil, nil, nil, t.scroll))
 	prev := w.viewer.player.OnChange
 	w.viewer.player.OnChange = func() {
 		if prev != nil {

@@ -94,12 +94,12 @@ func New(w fyne.Window, s *studio.Studio, o Options) *Window {
 	win.status = newStatusBar(win)
 	win.notices = newNotices(win)
 
-	center := container.NewBorder(nil, win.progress.content, nil, nil, win.viewer.content)
+	center := container.NewBorder(nil, container.NewVBox(win.progress.content, win.timeline.content), nil, nil, win.viewer.content)
 	right := container.NewHSplit(center, win.library.content)
 	right.Offset = 0.70
 	main := container.NewHSplit(win.compose.content, right)
 	main.Offset = 0.29
-	body := container.NewBorder(win.notices.content, container.NewVBox(win.timeline.content, win.status.content), nil, nil, main)
+	body := container.NewBorder(win.notices.content, win.status.content, nil, nil, main)
 	bg := canvas.NewRectangle(theme.Color(theme.ColorNameBackground))
 	w.SetContent(container.NewStack(bg, body))
 

@@ -2,6 +2,9 @@ package ui
 
 import (
 	"fmt"
+	"image/png"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -9,6 +12,7 @@ import (
 
 	"h3studio/ui/studio"
 	"h3studio/ui/studio/fakeengine"
+	"h3studio/ui/studio/sequence"
 )
 
 // timelineHarness is a window with three takes in the library.
@@ -187,4 +191,43 @@ func TestTimelineReorderTrimScrub(t *testing.T) {
 	// choosing a take in the library returns the viewer to takes
 	h.s.ShowTake(sn.Takes[0].ID)
 	h.settle(func(sn studio.Snapshot) bool { return sn.Viewer.Clip != nil && h.w.viewer.seq == nil })
+}
+
+// TestDocShotsTimeline renders the timeline for docs/ui.md (see
+// TestDocShots): H3_DOC_SHOTS=DIR go test -run DocShotsTimeline ./ui
+func TestDocShotsTimeline(t *testing.T) {
+	dir := os.Getenv("H3_DOC_SHOTS")
+	if dir == "" {
+		t.Skip("docs: set H3_DOC_SHOTS=DIR to render the documentation screenshots")
+	}
+	h := timelineHarness(t)
+	sn := h.w.Snapshot()
+	tl := h.w.Timeline()
+	for i := 2; i >= 0; i-- {
+		tl.AddTake(sn.Takes[i].ID, -1)
+	}
+	h.settleTimeline("three loaded clips", func(v studio.TimelineView) bool {
+		return len(v.Items) == 3 && v.Items[0].Clip != nil && v.Items[1].Clip != nil && v.Items[2].Clip != nil
+	})
+	tl.Trim(0, 2.0/24, 20.0/24)
+	tl.SetTransition(0, sequence.Crossfade, 0.25)
+	tl.SetMute(2, true)
+	h.settleTimeline("edited", func(v studio.TimelineView) bool { return v.Seq.Clips[2].Mute })
+	tr := h.w.timeline.track
+	tr.SetZoom(8)
+	tr.Select(1)
+	h.w.timeline.applyControls()
+	tr.Tapped(&fyne.PointEvent{Position: tr.RulerPoint(16)})
+	h.settle(func(studio.Snapshot) bool { return true })
+	win := h.w.Fyne()
+	win.Resize(fyne.NewSize(1399, 859))
+	win.Resize(fyne.NewSize(1400, 860))
+	f, err := os.Create(filepath.Join(dir, "timeline.png"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := png.Encode(f, win.Canvas().Capture()); err != nil {
+		t.Fatal(err)
+	}
 }

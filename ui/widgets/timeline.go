@@ -5,6 +5,7 @@ import (
 	"image"
 	"image/color"
 	"math"
+	"time"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
@@ -321,7 +322,7 @@ func (r *timelineRenderer) layoutHead(s fyne.Size) {
 	t := r.t
 	x := t.X(t.pos)
 	r.head.Move(fyne.NewPos(x, 0))
-	r.head.Resize(fyne.NewSize(max(2, t.zoom), s.Height))
+	r.head.Resize(fyne.NewSize(2, s.Height))
 	r.head.Hidden = t.total == 0
 }
 
@@ -369,6 +370,18 @@ func (r *timelineRenderer) Refresh() {
 	t := r.t
 	r.objs = r.objs[:0]
 	y0 := float32(rulerH)
+	var over []fyne.CanvasObject // drawn over every clip: the crossfades
+	// a time mark every second (every 5 s when seconds are crowded)
+	step := 24
+	if t.X(24) < 40 {
+		step = 120
+	}
+	for f := 0; f <= t.total+step; f += step {
+		l := canvas.NewText(FormatTime(time.Duration(f)*time.Second/24)[:5], color.NRGBA{0xa0, 0xa0, 0xb0, 0xff})
+		l.TextSize = theme.Size(theme.SizeNameCaptionText) - 2
+		l.Move(fyne.NewPos(t.X(f)+3, 0))
+		r.objs = append(r.objs, l)
+	}
 	for i, c := range t.clips {
 		x0, w := t.X(c.Start), t.X(c.Frames)
 		in := c.In
@@ -439,13 +452,15 @@ func (r *timelineRenderer) Refresh() {
 		if c.Fade > 0 && i+1 < len(t.clips) {
 			// the overlap, marked with a diagonal band
 			fx := t.X(c.Start + c.Frames - c.Fade)
-			band := canvas.NewLinearGradient(color.NRGBA{0xff, 0xff, 0xff, 0x60}, color.NRGBA{0xff, 0xff, 0xff, 0x00}, 0)
+			band := canvas.NewRectangle(color.NRGBA{0xff, 0xd0, 0x40, 0x50})
+			band.StrokeColor = color.NRGBA{0xff, 0xd0, 0x40, 0xff}
+			band.StrokeWidth = 1
 			band.Move(fyne.NewPos(fx, y0))
-			band.Resize(fyne.NewSize(t.X(c.Fade), videoH))
+			band.Resize(fyne.NewSize(t.X(c.Fade), videoH+gapH+audioH))
 			xl := canvas.NewText(fmt.Sprintf("✕ %.2fs", float64(c.Fade)/24), color.White)
 			xl.TextSize = theme.Size(theme.SizeNameCaptionText) - 2
 			xl.Move(fyne.NewPos(fx+2, y0+videoH-xl.MinSize().Height))
-			r.objs = append(r.objs, band, xl)
+			over = append(over, band, xl)
 		}
 		if c.Mute {
 			m := canvas.NewText("muted", color.NRGBA{0xff, 0xc0, 0x60, 0xff})
@@ -454,6 +469,7 @@ func (r *timelineRenderer) Refresh() {
 			r.objs = append(r.objs, m)
 		}
 	}
+	r.objs = append(r.objs, over...)
 	if t.dropAt >= 0 || t.drag.mode == dragMove {
 		at := t.dropAt
 		if t.drag.mode == dragMove {
