@@ -377,7 +377,7 @@ func (r *timelineRenderer) Refresh() {
 		step = 120
 	}
 	for f := 0; f <= t.total+step; f += step {
-		l := canvas.NewText(FormatTime(time.Duration(f)*time.Second/24)[:5], color.NRGBA{0xa0, 0xa0, 0xb0, 0xff})
+		l := canvas.NewText(FormatTime(time.Duration(f) * time.Second / 24)[:5], color.NRGBA{0xa0, 0xa0, 0xb0, 0xff})
 		l.TextSize = theme.Size(theme.SizeNameCaptionText) - 2
 		l.Move(fyne.NewPos(t.X(f)+3, 0))
 		r.objs = append(r.objs, l)
