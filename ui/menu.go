@@ -52,6 +52,7 @@ func (w *Window) mainMenu() *fyne.MainMenu {
 	s := w.s
 	file := fyne.NewMenu("File",
 		&fyne.MenuItem{Label: "Generate", Action: w.compose.doGenerate, Shortcut: shortcut(fyne.KeyReturn, cmd)},
+		fyne.NewMenuItem("Generate Seeds…", w.showSeeds),
 		fyne.NewMenuItemSeparator(),
 		&fyne.MenuItem{Label: "Open Model Folder…", Action: w.chooseModel, Shortcut: shortcut(fyne.KeyO, cmd)},
 		fyne.NewMenuItem("Use the Demo Checkpoint", s.UseDemo),

@@ -34,6 +34,7 @@ type timeline struct {
 	fade     *widget.Select
 	mute     *widget.Check
 	extend   *widget.Button
+	extRef   *widget.Check
 	remove   *widget.Button
 	progress *widget.ProgressBar
 	cancel   *widget.Button
@@ -107,6 +108,7 @@ func newTimeline(w *Window) *timeline {
 		}
 	})
 	t.extend = widget.NewButtonWithIcon("Extend →", chainIcon, t.doExtend)
+	t.extRef = widget.NewCheck("as reference", nil)
 	t.remove = low(widget.NewButtonWithIcon("", theme.DeleteIcon(), func() {
 		if i := t.track.Selected(); i >= 0 {
 			t.tl.Remove(i)
@@ -121,7 +123,7 @@ func newTimeline(w *Window) *timeline {
 	t.expBox.Hide()
 	// two rows, so the panel is no wider than the viewer above it
 	bar := container.NewHBox(heading("Timeline"), t.names, t.info, spacer(), play, t.undo, t.redo, zoomOut, zoomIn)
-	clipBar := container.NewHBox(t.fade, t.mute, t.extend, t.remove, spacer(), sound, export)
+	clipBar := container.NewHBox(t.fade, t.mute, t.extend, t.extRef, t.remove, spacer(), sound, export)
 	t.content = panel(container.NewBorder(container.NewVBox(bar, clipBar, t.expBox), nil, nil, nil, t.scroll))
 	prev := w.viewer.player.OnChange
 	w.viewer.player.OnChange = func() {
@@ -165,7 +167,7 @@ func (t *timeline) doExtend() {
 	if p := t.track.Playhead(); t.active && p >= sp.Start && p < sp.Start+sp.Frames {
 		f = t.view.Seq.Clips[i].InFrame() + p - sp.Start
 	}
-	t.tl.Extend(i, f, false)
+	t.tl.Extend(i, f, t.extRef.Checked)
 }
 
 func (t *timeline) chooseSound() {
@@ -243,7 +245,7 @@ func (t *timeline) applyControls() {
 	on := i >= 0 && i < len(t.view.Seq.Clips)
 	t.updating = true
 	defer func() { t.updating = false }()
-	for _, o := range []fyne.Disableable{t.fade, t.mute, t.extend, t.remove} {
+	for _, o := range []fyne.Disableable{t.fade, t.mute, t.extend, t.extRef, t.remove} {
 		if on {
 			o.Enable()
 		} else {

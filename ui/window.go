@@ -60,6 +60,7 @@ type Window struct {
 	progress *progress
 	library  *library
 	timeline *timeline
+	seeds    *seedGrid // the open "Generate N seeds" grid, if any
 	status   *statusBar
 	notices  *notices
 
@@ -137,6 +138,9 @@ func (w *Window) apply() {
 	w.progress.apply(sn)
 	w.library.apply(sn)
 	w.timeline.apply()
+	if w.seeds != nil {
+		w.seeds.apply(sn)
+	}
 	w.status.apply(sn)
 	w.notices.apply(sn)
 	w.applyModelReport(sn)

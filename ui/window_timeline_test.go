@@ -7,8 +7,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/driver/desktop"
+
+	"h3studio/engine/media"
 
 	"h3studio/ui/studio"
 	"h3studio/ui/studio/fakeengine"
@@ -230,4 +234,95 @@ func TestDocShotsTimeline(t *testing.T) {
 	if err := png.Encode(f, win.Canvas().Capture()); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// fakeSound records what the sound output was given.
+type fakeSound struct {
+	audio   media.Audio
+	starts  int
+	playing bool
+}
+
+func (f *fakeSound) Start(time.Duration)             { f.starts++; f.playing = true }
+func (f *fakeSound) Stop()                           { f.playing = false }
+func (f *fakeSound) Position() (time.Duration, bool) { return 0, false }
+func (f *fakeSound) SetAudio(a media.Audio)          { f.audio = a }
+func (f *fakeSound) Notice() string                  { return "" }
+
+// TestSeedGridAndAB generates three seeds through the window: the grid's
+// cells fill as the takes finish, play the same frame in step, and put
+// their take on the timeline; the A/B view shows A left of the line and B
+// right of it and plays the sound of the side under the pointer.
+func TestSeedGridAndAB(t *testing.T) {
+	h := newHarness(t, fakeengine.Options{}, false)
+	snd := &fakeSound{}
+	h.w.opts.Sound = snd
+	h.s.SetSettings(studio.DemoSettings())
+	h.s.SetPrompt("Waves on a beach at dusk.")
+	h.settle(func(sn studio.Snapshot) bool { return sn.CanGenerate })
+	g := h.w.GenerateSeeds(3)
+	if g == nil {
+		t.Fatal("no grid")
+	}
+	h.settle(func(sn studio.Snapshot) bool {
+		for _, c := range g.cells {
+			if c.clip == nil {
+				return false
+			}
+		}
+		return true
+	})
+	if got := g.status.Text; got != "3 of 3 takes ready" {
+		t.Errorf("status %q", got)
+	}
+	seeds := map[string]bool{}
+	for _, c := range g.cells {
+		seeds[c.label.Text] = true
+	}
+	if len(seeds) != 3 {
+		t.Errorf("cells do not show three seeds: %v", seeds)
+	}
+	// one clock: every cell on the same frame
+	g.toggle()
+	g.Tick(g.start.Add(500 * time.Millisecond))
+	for k, c := range g.cells {
+		if c.player.Frame() != 12 {
+			t.Errorf("cell %d at frame %d, want 12", k, c.player.Frame())
+		}
+	}
+	g.stop()
+	g.cells[1].use.OnTapped()
+	v := h.settleTimeline("the chosen take on the timeline", func(v studio.TimelineView) bool { return len(v.Items) == 1 })
+	if v.Seq.Clips[0].Source != "../../"+g.cells[1].take {
+		t.Errorf("timeline has %s, chose %s", v.Seq.Clips[0].Source, g.cells[1].take)
+	}
+
+	// A/B of cells 0 and 2
+	a, b := g.cells[0], g.cells[2]
+	ab := h.w.showAB(a.take, a.clip, b.take, b.clip)
+	ab.player.Seek(5)
+	img := ab.wipe.Draw(100, 50)
+	fa, fb := a.clip.Frame(5), b.clip.Frame(5)
+	ra, rb := fa.Bounds(), fb.Bounds()
+	if img.At(10, 25) != fa.At(ra.Min.X+10*ra.Dx()/100, ra.Min.Y+25*ra.Dy()/50) || img.At(90, 25) != fb.At(rb.Min.X+90*rb.Dx()/100, rb.Min.Y+25*rb.Dy()/50) {
+		t.Error("the wipe does not show A left and B right of the line")
+	}
+	if snd.audio.Frames() != a.clip.Audio.Frames() || &snd.audio.Samples[0] != &a.clip.Audio.Samples[0] {
+		t.Error("the A/B view does not start with A's sound")
+	}
+	ab.wipe.Resize(fyne.NewSize(400, 200))
+	ab.player.Play()
+	ab.wipe.MouseMoved(&desktop.MouseEvent{PointEvent: fyne.PointEvent{Position: fyne.NewPos(350, 100)}})
+	if &snd.audio.Samples[0] != &b.clip.Audio.Samples[0] || !snd.playing {
+		t.Error("the pointer on B's side does not play B's sound")
+	}
+	ab.wipe.Dragged(&fyne.DragEvent{PointEvent: fyne.PointEvent{Position: fyne.NewPos(100, 100)}})
+	if s := ab.wipe.Split(); s != 0.25 {
+		t.Errorf("split %v after a drag to a quarter", s)
+	}
+	ab.wipe.MouseMoved(&desktop.MouseEvent{PointEvent: fyne.PointEvent{Position: fyne.NewPos(50, 100)}})
+	if &snd.audio.Samples[0] != &a.clip.Audio.Samples[0] {
+		t.Error("the pointer back on A's side does not play A's sound")
+	}
+	ab.player.Pause()
 }

@@ -460,6 +460,23 @@ func (t *Timeline) ExtraSound() media.Audio {
 	return t.extra
 }
 
+// Clip is the viewer clip of a take folder or video file at path, loaded
+// in the background on first use (nil until it is ready; a change
+// notification follows). The seed grid and the A/B view use it.
+func (t *Timeline) Clip(path string) *Clip {
+	t.mu.Lock()
+	e := t.clips[path]
+	if e == nil {
+		t.clips[path] = &clipEntry{loading: true}
+	}
+	t.mu.Unlock()
+	if e == nil {
+		t.s.opts.Go(func() { t.load(path) })
+		return nil
+	}
+	return e.clip
+}
+
 // load reads a source's viewer clip: a take folder's viewer frames and
 // sound, or a video file decoded at viewer size.
 func (t *Timeline) load(path string) {

@@ -204,3 +204,34 @@ func TestTimelineChainedTakes(t *testing.T) {
 		t.Error("an export with a missing clip left a file")
 	}
 }
+
+func TestGenerateSeeds(t *testing.T) {
+	e := newEnv(t, fakeengine.Options{}, false)
+	e.tiny()
+	e.s.SetSeed(100)
+	e.settle(func(sn studio.Snapshot) bool { return sn.CanGenerate })
+	if _, err := e.s.GenerateSeeds(1); err == nil {
+		t.Error("1 seed accepted")
+	}
+	if _, err := e.s.GenerateSeeds(10); err == nil {
+		t.Error("10 seeds accepted")
+	}
+	ids, err := e.s.GenerateSeeds(3)
+	if err != nil || len(ids) != 3 {
+		t.Fatal(ids, err)
+	}
+	sn := e.settle(func(sn studio.Snapshot) bool { return len(sn.Takes) == 3 })
+	for k, id := range ids {
+		take, ended := sn.JobTake(id)
+		if !ended || take == "" {
+			t.Fatalf("job %d: take %q ended %v", id, take, ended)
+		}
+		tk, _ := e.s.Library().Load(take)
+		if tk.Meta.Seed != uint64(100+k) {
+			t.Errorf("cell %d has seed %d, want %d", k, tk.Meta.Seed, 100+k)
+		}
+	}
+	if sn.Draft.Settings.Seed != 100 {
+		t.Errorf("the draft's seed moved to %d", sn.Draft.Settings.Seed)
+	}
+}
