@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"h3studio/engine/safetensors"
 	"h3studio/engine/snapshot"
 )
 
@@ -110,7 +111,21 @@ func ReadConfig(configDir, weightsDir string) (*Config, error) {
 			return nil, fmt.Errorf("videovae: original layout: source config: %w", err)
 		}
 	}
-	return ParseConfig(path, raw, spath, sraw)
+	c, err := ParseConfig(path, raw, spath, sraw)
+	if err != nil || c.DecoderFFNHidden != 0 {
+		return c, err
+	}
+	// The original config leaves the decoder's MLP width to the weights:
+	// read it from the header (nothing is bound).
+	if ck, err := safetensors.OpenDir(weightsDir); err == nil {
+		for _, n := range []string{"ff.w1", "ff.net.0.proj"} {
+			if info, ok := ck.Info("decoder.transformer_blocks.0." + n + ".weight"); ok && len(info.Shape) == 2 {
+				c.DecoderFFNHidden = info.Shape[0] / 2
+			}
+		}
+		ck.Close()
+	}
+	return c, nil
 }
 
 func class(raw []byte) string {
