@@ -101,22 +101,7 @@ func ExportComposition(ctx context.Context, c media.Composition, dst string, o m
 	n := media.AudioSamplesFor(total, media.SampleRate)
 	out := media.Audio{Rate: media.SampleRate, Channels: media.NumChannels, Samples: make([]float32, 2*n)}
 	copy(out.Samples, sound.Samples)
-	if c.Sound != nil {
-		g := float32(c.Sound.Gain)
-		for i := 0; i < len(out.Samples) && i < len(extra.Samples); i++ {
-			out.Samples[i] += g * extra.Samples[i]
-		}
-	}
-	for i, v := range out.Samples {
-		out.Samples[i] = max(-1, min(1, v))
-	}
-	if err := sink.WriteAudio(out); err != nil {
-		return err
-	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if err := sink.Close(); err != nil {
+	if err := media.FinishSink(ctx, sink, c.AddSound(out, extra)); err != nil {
 		return err
 	}
 	ok = true

@@ -289,21 +289,27 @@ func RenderComposition(ctx context.Context, c Composition, dst string, o ExportO
 			o.Progress(t+1, total)
 		}
 	}
+	if err := FinishSink(ctx, sink, sound); err != nil {
+		return err
+	}
+	ok = true
+	return nil
+}
+
+// FinishSink writes sound into sink (in one-second pieces) and closes it,
+// unless ctx was cancelled first (the caller then aborts the sink).
+func FinishSink(ctx context.Context, sink Sink, sound Audio) error {
 	const chunk = SampleRate
 	for i := 0; i < sound.Frames(); i += chunk {
 		j := min(i+chunk, sound.Frames())
-		if err := sink.WriteAudio(Audio{Rate: SampleRate, Channels: NumChannels, Samples: sound.Samples[2*i : 2*j]}); err != nil {
+		if err := sink.WriteAudio(Audio{Rate: sound.Rate, Channels: sound.Channels, Samples: sound.Samples[sound.Channels*i : sound.Channels*j]}); err != nil {
 			return err
 		}
 	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := sink.Close(); err != nil {
-		return err
-	}
-	ok = true
-	return nil
+	return sink.Close()
 }
 
 // Blend writes a·(d−n)/d + b·n/d into out, rounded (a crossfade frame;
@@ -388,11 +394,18 @@ func (c Composition) Mix(sounds []Audio, extra Audio) Audio {
 			mix.Samples[2*(at+s)+1] += g * a.Samples[2*(a0+s)+1]
 		}
 	}
+	return c.AddSound(mix, extra)
+}
+
+// AddSound adds the extra track (32 kHz stereo) to mix in place at the
+// composition's gain from time 0, clips the sum to [-1, 1] and returns mix
+// (the last step of Mix; the AVFoundation path, whose audio mix does the
+// clips, uses it too).
+func (c Composition) AddSound(mix, extra Audio) Audio {
 	if c.Sound != nil && extra.Channels == 2 {
 		g := float32(c.Sound.Gain)
-		for s := 0; s < n && s < extra.Frames(); s++ {
-			mix.Samples[2*s] += g * extra.Samples[2*s]
-			mix.Samples[2*s+1] += g * extra.Samples[2*s+1]
+		for i := 0; i < len(mix.Samples) && i < len(extra.Samples); i++ {
+			mix.Samples[i] += g * extra.Samples[i]
 		}
 	}
 	for i, v := range mix.Samples {
