@@ -378,6 +378,9 @@ func (w *Window) Timeline() *studio.Timeline { return w.timeline.tl }
 // frames with its mixed sound from frame at.
 func (v *viewer) playSequence(p *studio.Playback, title string, at int) {
 	playing := v.player.Playing()
+	if v.seq == nil {
+		v.takeLoop = v.player.Loop
+	}
 	v.seq = p
 	v.player.SetFrames(p)
 	v.player.Loop = false

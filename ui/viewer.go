@@ -34,6 +34,7 @@ type viewer struct {
 	below     *fyne.Container // the transport, hidden during live previews
 	frame     *fyne.Container
 	seq       *studio.Playback // the timeline's sequence, while the viewer plays it
+	takeLoop  bool             // the Loop setting for takes, kept while the sequence plays
 }
 
 func newViewer(w *Window) *viewer {
@@ -154,6 +155,7 @@ func (v *viewer) apply(sn studio.Snapshot) {
 			return
 		}
 		v.seq = nil // a take was chosen
+		v.player.Loop = v.takeLoop
 		v.w.timeline.deactivate()
 		v.clip = nil
 	}

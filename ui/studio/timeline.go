@@ -46,6 +46,7 @@ type Timeline struct {
 	// the extra sound track, decoded at 32 kHz stereo for playback
 	extraPath string
 	extra     media.Audio
+	names     []string // the library's sequences, reread when one is opened or made
 }
 
 type clipEntry struct {
@@ -185,6 +186,10 @@ func (t *Timeline) New() string {
 	if err := sequence.Save(p, sequence.Sequence{Version: sequence.Version, Name: name}); err != nil {
 		t.s.Notify(Fail, "The sequence can't be saved: "+err.Error())
 	}
+	names := t.Names()
+	t.mu.Lock()
+	t.names = names
+	t.mu.Unlock()
 	t.changed()
 	return name
 }
@@ -201,8 +206,10 @@ func (t *Timeline) open(name string) {
 		}
 		ed = sequence.NewEditor(p, sequence.Sequence{Version: sequence.Version, Name: name})
 	}
+	names := t.Names()
 	t.mu.Lock()
 	t.ed = ed
+	t.names = names
 	t.mu.Unlock()
 	t.refresh()
 }
@@ -325,13 +332,13 @@ func (t *Timeline) View() TimelineView {
 	return v
 }
 
-// Names is filled outside the lock (it reads the folder).
-func (t *Timeline) viewNames(v *TimelineView) { v.Names = t.Names() }
-
-// Snapshot is View with the list of sequences.
+// Snapshot is View with the list of sequences (as last read: when a
+// sequence was opened or made).
 func (t *Timeline) Snapshot() TimelineView {
 	v := t.View()
-	t.viewNames(&v)
+	t.mu.Lock()
+	v.Names = append([]string(nil), t.names...)
+	t.mu.Unlock()
 	return v
 }
 

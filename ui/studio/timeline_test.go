@@ -235,3 +235,46 @@ func TestGenerateSeeds(t *testing.T) {
 		t.Errorf("the draft's seed moved to %d", sn.Draft.Settings.Seed)
 	}
 }
+
+// TestTimelineSequences: several sequences per library, each its own
+// sequence.json; a new timeline opens the one changed last; a damaged file
+// is named and kept.
+func TestTimelineSequences(t *testing.T) {
+	e := newEnv(t, fakeengine.Options{}, false)
+	e.tiny()
+	e.settle(func(sn studio.Snapshot) bool { return sn.CanGenerate })
+	e.s.Generate()
+	sn := e.settle(func(sn studio.Snapshot) bool { return len(sn.Takes) == 1 })
+	tl := studio.NewTimeline(e.s)
+	defer tl.Close()
+	tl.AddTake(sn.Takes[0].ID, -1)
+	if n := tl.New(); n != "Sequence 2" {
+		t.Fatalf("new sequence %q", n)
+	}
+	tl.AddTake(sn.Takes[0].ID, -1)
+	tl.AddTake(sn.Takes[0].ID, -1)
+	v := tl.Snapshot()
+	if v.Name != "Sequence 2" || len(v.Items) != 2 || strings.Join(v.Names, ",") != "Sequence 1,Sequence 2" {
+		t.Fatalf("view %s %d clips, names %v", v.Name, len(v.Items), v.Names)
+	}
+	tl.Open("Sequence 1")
+	if v := tl.View(); len(v.Items) != 1 {
+		t.Errorf("Sequence 1 has %d clips", len(v.Items))
+	}
+	// Sequence 2 was changed last
+	tl2 := studio.NewTimeline(e.s)
+	defer tl2.Close()
+	if v := tl2.View(); v.Name != "Sequence 2" || len(v.Items) != 2 {
+		t.Errorf("a new timeline opened %s (%d clips)", v.Name, len(v.Items))
+	}
+	damaged := tl.SequencePath("Sequence 1")
+	os.WriteFile(damaged, []byte(`{"version": 1, "clips": [{"source": "x", "in": -3}]}`), 0o644)
+	tl.Open("Sequence 1")
+	sn = e.settle(func(sn studio.Snapshot) bool { return len(sn.Notices) > 0 })
+	if n := sn.Notices[len(sn.Notices)-1]; !strings.Contains(n.Text, "clips[0].in") {
+		t.Errorf("damaged sequence notice %q", n.Text)
+	}
+	if b, _ := os.ReadFile(damaged); !strings.Contains(string(b), `"in": -3`) {
+		t.Error("the damaged file was overwritten")
+	}
+}
