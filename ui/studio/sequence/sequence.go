@@ -33,6 +33,10 @@ const (
 	Crossfade = "crossfade"
 )
 
+// MaxSeconds bounds in and out points and crossfades (a day: far past any
+// source, and small enough for frame arithmetic).
+const MaxSeconds = 86400
+
 // Gain limits of the extra sound track, in dB.
 const (
 	MinGainDB = -60
@@ -145,16 +149,16 @@ func (s Sequence) Validate() error {
 		switch {
 		case strings.TrimSpace(c.Source) == "":
 			return f("source", "empty, expected a take folder or a video file")
-		case !finite(c.In) || c.In < 0:
-			return f("in", "%v, expected seconds ≥ 0", c.In)
-		case !finite(c.Out) || c.Out < 0:
-			return f("out", "%v, expected seconds ≥ 0", c.Out)
+		case !finite(c.In) || c.In < 0 || c.In > MaxSeconds:
+			return f("in", "%v, expected seconds from 0 to %d", c.In, MaxSeconds)
+		case !finite(c.Out) || c.Out < 0 || c.Out > MaxSeconds:
+			return f("out", "%v, expected seconds from 0 to %d", c.Out, MaxSeconds)
 		case c.Out != 0 && c.OutFrame() <= c.InFrame():
 			return f("out", "%v is not after in (%v) by a frame (1/24 s)", c.Out, c.In)
 		case c.Transition.Kind != Cut && c.Transition.Kind != Crossfade && c.Transition.Kind != "":
 			return f("transition.kind", "%q, expected %q or %q", c.Transition.Kind, Cut, Crossfade)
-		case !finite(c.Transition.Seconds) || c.Transition.Seconds < 0:
-			return f("transition.seconds", "%v, expected seconds ≥ 0", c.Transition.Seconds)
+		case !finite(c.Transition.Seconds) || c.Transition.Seconds < 0 || c.Transition.Seconds > MaxSeconds:
+			return f("transition.seconds", "%v, expected seconds from 0 to %d", c.Transition.Seconds, MaxSeconds)
 		}
 	}
 	if a := s.Audio; a != nil {
