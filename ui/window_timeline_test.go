@@ -181,9 +181,16 @@ func TestTimelineReorderTrimScrub(t *testing.T) {
 	if p.Playing() || p.Frame() != 41-24 {
 		t.Errorf("K, J: playing %v frame %d", p.Playing(), p.Frame())
 	}
-	// undo the last trim and the reorder, then redo one
-	tl.Undo()
-	tl.Undo()
+	// undo (Edit ▸ Undo, ⌘Z) the last trims and the reorder, then redo one;
+	// with the prompt focused, ⌘Z is the prompt's
+	h.w.Fyne().Canvas().Focus(h.w.compose.prompt)
+	h.w.undoEdit()
+	if v := h.w.Timeline().View(); v.Seq.Clips[0].OutFrame() != n {
+		t.Error("⌘Z in the prompt undid a timeline edit")
+	}
+	h.w.Fyne().Canvas().Unfocus()
+	h.w.undoEdit()
+	h.w.undoEdit()
 	tl.Undo()
 	v = h.settleTimeline("undone", func(v studio.TimelineView) bool {
 		return v.Seq.Clips[0].InFrame() == 0 && clipTitles(v) == b+","+a+","+c
