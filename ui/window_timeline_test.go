@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"image/png"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -332,4 +333,30 @@ func TestSeedGridAndAB(t *testing.T) {
 		t.Error("the pointer back on A's side does not play A's sound")
 	}
 	ab.player.Pause()
+}
+
+// TestTimelineDropVideo drops a real MP4 from the Finder onto the
+// timeline: it becomes a clip of its whole length, with thumbnails and
+// its sound's waveform, and the reference list is left alone.
+func TestTimelineDropVideo(t *testing.T) {
+	if _, err := exec.LookPath("ffmpeg"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("ffmpeg is missing on CI (make deps installs Debian's ffmpeg)")
+		}
+		t.Skip("SKIP: ffmpeg not installed")
+	}
+	h := newHarness(t, fakeengine.Options{}, false)
+	clip := filepath.Join(h.dir, "walk.mp4")
+	writeMP4(t, clip, 60) // 2.5 s
+	h.w.HandleDrop(h.w.TimelineDropPoint(0), uris(clip))
+	v := h.settleTimeline("the dropped video", func(v studio.TimelineView) bool { return len(v.Items) == 1 && v.Items[0].Clip != nil })
+	if v.Total != 60 || v.Seq.Clips[0].Title != "walk" || !filepath.IsAbs(v.Seq.Clips[0].Source) && !strings.HasSuffix(v.Seq.Clips[0].Source, "walk.mp4") {
+		t.Errorf("clip %+v, total %d", v.Seq.Clips[0], v.Total)
+	}
+	if cs := h.w.timeline.track.Clips(); len(cs[0].Thumbs) == 0 || len(cs[0].Peaks) == 0 {
+		t.Error("the dropped video has no strip or waveform")
+	}
+	if n := len(h.w.Snapshot().Draft.References); n != 0 {
+		t.Errorf("a drop on the timeline added %d references", n)
+	}
 }
