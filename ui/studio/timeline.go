@@ -588,9 +588,8 @@ func (t *Timeline) Export(dst string) {
 				t.changed()
 			}
 		}}
-		if t.s.opts.Opener != nil {
-			o.Open = t.s.opts.Opener
-		}
+		// media's own opener (the CLI's): the platform's composition stays in
+		// play on macOS
 		err := sequence.Export(ctx, ed.Path(), ed.Sequence(), dst, o)
 		t.mu.Lock()
 		t.export, t.cancelExp = nil, nil
