@@ -100,7 +100,8 @@ FUZZ_TARGETS := engine/media:FuzzDecodeImage engine/media:FuzzDecodeWAV engine/m
 	engine/tokenizer:FuzzEncode engine/qwen3vl:FuzzParseConfig engine/videovae:FuzzReadConfig engine/audiovae:FuzzParseConfig app:FuzzParseGenerateArgs \
 	engine/safetensors:FuzzParseHeader engine/safetensors:FuzzParseIndex engine/snapshot:FuzzConfigs \
 	engine/dit:FuzzParseConfig engine/videoapi:FuzzParseRequest engine/videoapi:FuzzParseMultipart \
-	engine/hfhub:FuzzParseTreePage engine/hfhub:FuzzNextLink engine/hfhub:FuzzParseMetadata
+	engine/hfhub:FuzzParseTreePage engine/hfhub:FuzzNextLink engine/hfhub:FuzzParseMetadata \
+	ui/studio/sequence:FuzzParse
 FUZZTIME ?= 5s
 
 # A run that fails with nothing but "context deadline exceeded" and writes no

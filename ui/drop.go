@@ -9,7 +9,8 @@ import (
 // HandleDrop receives files dropped on the window (Finder drags): a drop on
 // the First or Last slot fills that slot; a drop on the reference list
 // inserts the files, in the order given, between the rows around the drop
-// point; anywhere else adds them at the end of the list.
+// point; a drop on the timeline puts videos there between the clips around
+// the drop point; anywhere else adds them at the end of the list.
 func (w *Window) HandleDrop(pos fyne.Position, uris []fyne.URI) {
 	var paths []string
 	for _, u := range uris {
@@ -20,6 +21,9 @@ func (w *Window) HandleDrop(pos fyne.Position, uris []fyne.URI) {
 		paths = append(paths, u.Path())
 	}
 	if len(paths) == 0 {
+		return
+	}
+	if w.timeline.dropFiles(paths, pos) {
 		return
 	}
 	switch {

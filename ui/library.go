@@ -88,6 +88,7 @@ func newLibrary(w *Window) *library {
 		act("Show", theme.FolderOpenIcon(), func(t studio.Take) { w.reveal(t.Dir) }),
 		act("Export", theme.DownloadIcon(), func(t studio.Take) { w.exportMP4() }),
 		act("Trash", theme.DeleteIcon(), func(t studio.Take) { w.confirmDelete(t) }),
+		act("Timeline +", theme.ContentAddIcon(), func(t studio.Take) { w.timeline.tl.AddTake(t.ID, -1) }),
 	)
 	l.detail = container.NewVBox(widget.NewSeparator(), container.NewBorder(nil, nil, nil, l.star, l.dTitle), l.dPrompt, l.dMeta, l.actions)
 	l.detail.Hide()
@@ -124,7 +125,7 @@ func (l *library) newRow() fyne.CanvasObject {
 	// together and fit the row (updateRow sizes it to its content).
 	text := container.New(layout.NewCustomPaddedVBoxLayout(-theme.InnerPadding()-2), title, meta)
 	row := container.NewBorder(nil, nil, container.NewStack(thumbBG, thumb), star, text)
-	return container.NewStack(head, row)
+	return container.NewStack(head, row, newTakeDrag(l.w))
 }
 
 func (l *library) updateRow(id widget.ListItemID, o fyne.CanvasObject) {
@@ -139,12 +140,14 @@ func (l *library) updateRow(id widget.ListItemID, o fyne.CanvasObject) {
 		head.SetText(it.header)
 		head.Show()
 		row.Hide()
+		st.Objects[2].(*takeDrag).id = ""
 		l.list.SetItemHeight(id, 30)
 		return
 	}
 	head.Hide()
 	row.Show()
 	t := it.take
+	st.Objects[2].(*takeDrag).id = t.ID
 	text := row.Objects[0].(*fyne.Container)
 	thumbs := row.Objects[1].(*fyne.Container)
 	star := row.Objects[2].(*widget.Icon)

@@ -5,6 +5,7 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/driver/desktop"
+	"fyne.io/fyne/v2/widget"
 
 	"h3studio/ui/studio"
 )
@@ -32,6 +33,9 @@ func shortcutList() [][2]string {
 		{generateKey, "generate (queues while a take runs)"},
 		{cmdKey + ".", "cancel the running take"},
 		{cmdKey + "E", "export the take as MP4"},
+		{"Shift+" + cmdKey + "E", "export the timeline's sequence as one MP4"},
+		{"J  K  L", "timeline: back 1 s / pause / play"},
+		{cmdKey + "Z  Shift+" + cmdKey + "Z", "undo / redo (the text field's, else the timeline's)"},
 		{cmdKey + "O", "open a model folder"},
 		{cmdKey + ",", "settings"},
 	}
@@ -49,6 +53,7 @@ func (w *Window) mainMenu() *fyne.MainMenu {
 	s := w.s
 	file := fyne.NewMenu("File",
 		&fyne.MenuItem{Label: "Generate", Action: w.compose.doGenerate, Shortcut: shortcut(fyne.KeyReturn, cmd)},
+		fyne.NewMenuItem("Generate Seeds…", w.showSeeds),
 		fyne.NewMenuItemSeparator(),
 		&fyne.MenuItem{Label: "Open Model Folder…", Action: w.chooseModel, Shortcut: shortcut(fyne.KeyO, cmd)},
 		fyne.NewMenuItem("Use the Demo Checkpoint", s.UseDemo),
@@ -57,6 +62,7 @@ func (w *Window) mainMenu() *fyne.MainMenu {
 		&fyne.MenuItem{Label: "Export MP4…", Action: w.exportMP4, Shortcut: shortcut(fyne.KeyE, cmd)},
 		fyne.NewMenuItem("Export Frames…", w.exportFrames),
 		fyne.NewMenuItem("Export Audio…", w.exportAudio),
+		&fyne.MenuItem{Label: "Export Sequence…", Action: w.exportSequence, Shortcut: shortcut(fyne.KeyE, cmd|fyne.KeyModifierShift)},
 		fyne.NewMenuItemSeparator(),
 		fyne.NewMenuItem(revealLabel, func() {
 			if t, ok := w.library.selected(); ok {
@@ -68,6 +74,8 @@ func (w *Window) mainMenu() *fyne.MainMenu {
 	)
 	edit := fyne.NewMenu("Edit",
 		&fyne.MenuItem{Label: "Undo Draft Change", Action: s.Undo},
+		&fyne.MenuItem{Label: "Undo", Action: w.undoEdit, Shortcut: &fyne.ShortcutUndo{}},
+		&fyne.MenuItem{Label: "Redo", Action: w.redoEdit, Shortcut: &fyne.ShortcutRedo{}},
 		fyne.NewMenuItemSeparator(),
 		&fyne.MenuItem{Label: "Cut", Action: func() { w.editShortcut(&fyne.ShortcutCut{Clipboard: fyne.CurrentApp().Clipboard()}) }, Shortcut: &fyne.ShortcutCut{}},
 		&fyne.MenuItem{Label: "Copy", Action: func() { w.editShortcut(&fyne.ShortcutCopy{Clipboard: fyne.CurrentApp().Clipboard()}) }, Shortcut: &fyne.ShortcutCopy{}},
@@ -84,6 +92,7 @@ func (w *Window) mainMenu() *fyne.MainMenu {
 		fyne.NewMenuItem("Previous Frame (←)", func() { w.viewer.player.Step(-1) }),
 		fyne.NewMenuItem("Next Frame (→)", func() { w.viewer.player.Step(1) }),
 		fyne.NewMenuItem("Loop", func() { w.viewer.player.Loop = !w.viewer.player.Loop; w.viewer.transport() }),
+		fyne.NewMenuItem("Play the Sequence", w.timeline.togglePlay),
 		fyne.NewMenuItemSeparator(),
 		fyne.NewMenuItem("Show the Live Preview", s.FollowJob),
 		fyne.NewMenuItem("Reload the Library", s.RefreshLibrary),
@@ -101,6 +110,24 @@ func (w *Window) mainMenu() *fyne.MainMenu {
 	return fyne.NewMainMenu(file, edit, view, window, help)
 }
 
+// undoEdit and redoEdit are Edit ▸ Undo and Redo: the focused text field's
+// own undo when one has the focus, else the timeline's.
+func (w *Window) undoEdit() {
+	if _, ok := w.win.Canvas().Focused().(*widget.Entry); ok {
+		w.editShortcut(&fyne.ShortcutUndo{})
+		return
+	}
+	w.timeline.tl.Undo()
+}
+
+func (w *Window) redoEdit() {
+	if _, ok := w.win.Canvas().Focused().(*widget.Entry); ok {
+		w.editShortcut(&fyne.ShortcutRedo{})
+		return
+	}
+	w.timeline.tl.Redo()
+}
+
 // editShortcut sends an editing shortcut to the focused field.
 func (w *Window) editShortcut(sc fyne.Shortcut) {
 	if f, ok := w.win.Canvas().Focused().(fyne.Shortcutable); ok {
@@ -113,6 +140,10 @@ func (w *Window) addShortcuts() {
 	c.AddShortcut(shortcut(fyne.KeyReturn, cmd), func(fyne.Shortcut) { w.compose.doGenerate() })
 	c.AddShortcut(shortcut(fyne.KeyEnter, cmd), func(fyne.Shortcut) { w.compose.doGenerate() })
 	c.AddShortcut(shortcut(fyne.KeyE, cmd), func(fyne.Shortcut) { w.exportMP4() })
+	c.AddShortcut(shortcut(fyne.KeyE, cmd|fyne.KeyModifierShift), func(fyne.Shortcut) { w.exportSequence() })
+	// ⇧⌘Z redoes too (⌘Z and ⌘Y arrive as Fyne's Undo and Redo shortcuts,
+	// matched by the Edit menu); a text field with the focus keeps it.
+	c.AddShortcut(shortcut(fyne.KeyZ, cmd|fyne.KeyModifierShift), func(fyne.Shortcut) { w.redoEdit() })
 	c.AddShortcut(shortcut(fyne.KeyComma, cmd), func(fyne.Shortcut) { w.showSettings() })
 	c.AddShortcut(shortcut(fyne.KeyO, cmd), func(fyne.Shortcut) { w.chooseModel() })
 	c.AddShortcut(shortcut(fyne.KeyPeriod, cmd), func(fyne.Shortcut) {

@@ -33,6 +33,8 @@ type viewer struct {
 	live      bool
 	below     *fyne.Container // the transport, hidden during live previews
 	frame     *fyne.Container
+	seq       *studio.Playback // the timeline's sequence, while the viewer plays it
+	takeLoop  bool             // the Loop setting for takes, kept while the sequence plays
 }
 
 func newViewer(w *Window) *viewer {
@@ -146,6 +148,16 @@ func (v *viewer) apply(sn studio.Snapshot) {
 		v.follow.Show()
 	} else {
 		v.follow.Hide()
+	}
+	if v.seq != nil {
+		if vw.Clip == v.clip {
+			v.transport() // the viewer keeps playing the sequence
+			return
+		}
+		v.seq = nil // a take was chosen
+		v.player.Loop = v.takeLoop
+		v.w.timeline.deactivate()
+		v.clip = nil
 	}
 	if vw.Clip != v.clip {
 		v.clip = vw.Clip

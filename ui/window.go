@@ -85,6 +85,8 @@ type Window struct {
 	viewer   *viewer
 	progress *progress
 	library  *library
+	timeline *timeline
+	seeds    *seedGrid // the open "Generate N seeds" grid, if any
 	status   *statusBar
 	notices  *notices
 
@@ -116,10 +118,11 @@ func New(w fyne.Window, s *studio.Studio, o Options) *Window {
 	win.viewer = newViewer(win)
 	win.progress = newProgress(win)
 	win.library = newLibrary(win)
+	win.timeline = newTimeline(win)
 	win.status = newStatusBar(win)
 	win.notices = newNotices(win)
 
-	center := container.NewBorder(nil, win.progress.content, nil, nil, win.viewer.content)
+	center := container.NewBorder(nil, container.NewVBox(win.progress.content, win.timeline.content), nil, nil, win.viewer.content)
 	right := container.NewHSplit(center, win.library.content)
 	right.Offset = 0.70
 	main := container.NewHSplit(win.compose.content, right)
@@ -161,6 +164,10 @@ func (w *Window) apply() {
 	w.viewer.apply(sn)
 	w.progress.apply(sn)
 	w.library.apply(sn)
+	w.timeline.apply()
+	if w.seeds != nil {
+		w.seeds.apply(sn)
+	}
 	w.status.apply(sn)
 	w.notices.apply(sn)
 	w.applyModelReport(sn)
@@ -205,6 +212,7 @@ func (w *Window) Stop() {
 		w.unsubscribe = nil
 	}
 	w.b.stop()
+	w.timeline.tl.Close()
 	w.viewer.player.OnChange = nil
 	w.viewer.player.Pause()
 }
@@ -216,6 +224,9 @@ func (w *Window) typedKey(e *fyne.KeyEvent) {
 		if _, isPlayer := f.(*widgets.Player); !isPlayer {
 			return
 		}
+	}
+	if w.timeline.handleKey(e.Name) {
+		return
 	}
 	w.viewer.player.HandleKey(e.Name)
 }

@@ -30,7 +30,7 @@ import (
 // with those decoders, whose PIL parity is tested on Linux; ImageIO decodes
 // HEIC/HEIF/AVIF. PlatformImageIO sends every picture through ImageIO.
 func Platform() media.Platform {
-	return media.Platform{Name: "AVFoundation", NewMP4Sink: NewMP4Sink, OpenMedia: OpenMedia, OpenImage: OpenImage}
+	return media.Platform{Name: "AVFoundation", NewMP4Sink: NewMP4Sink, OpenMedia: OpenMedia, OpenImage: OpenImage, ExportComposition: ExportComposition}
 }
 
 // PlatformImageIO is Platform with ImageIO decoding every picture format.

@@ -28,6 +28,9 @@ type Platform struct {
 	// (all formats when Images is true, else only the formats they lack).
 	OpenImage func(path, format string) (Source, error)
 	Images    bool
+	// ExportComposition, if set, renders a Composition natively
+	// (AVFoundation's AVMutableComposition); nil: RenderComposition.
+	ExportComposition func(ctx context.Context, c Composition, dst string, o ExportOptions) error
 }
 
 var (
