@@ -47,6 +47,11 @@ type models struct {
 
 	// loadedMode is the memory mode the weights were loaded for.
 	loadedMode MemoryMode
+
+	// adapters are the current take's LoRA updates (adapterKey names
+	// them); ditAdapterKey names those the open transformer holds.
+	adapters                  dit.Adapters
+	adapterKey, ditAdapterKey string
 }
 
 // componentError names the component a load failed in.
@@ -189,12 +194,14 @@ func (s *Session) loadDiT(m *models, mode MemoryMode) error {
 		return s.componentError(c, "transformer", err)
 	}
 	b := s.opts.Backend
-	dm, err := dit.Open(b, safetensors.NewBinder("dit", ck, b), m.dcfg, s.ditOptions(mode))
+	o := s.ditOptions(mode)
+	o.Adapters = m.adapters
+	dm, err := dit.Open(b, safetensors.NewBinder("dit", ck, b), m.dcfg, o)
 	if err != nil {
 		ck.Close()
 		return s.componentError(c, "transformer", err)
 	}
-	m.dit, m.ditCk = dm, ck
+	m.dit, m.ditCk, m.ditAdapterKey = dm, ck, m.adapterKey
 	s.counters.Loads.Add(1)
 	return nil
 }

@@ -57,6 +57,19 @@ func (s *Session) run(ctx context.Context, p Plan, out media.Sink, t *tracker) (
 	// Load: what the request needs, up front in the resident mode (the text
 	// encoder only on a conditioning-cache miss, below); the streaming mode
 	// loads each component when its phase comes and releases it after.
+	// LoRAs: read and checked against this transformer before anything
+	// heavy runs; what they cannot apply is noted on the take.
+	ad, applied, err := loadLoRAs(m.dcfg, r.LoRAs)
+	if err != nil {
+		return res, err
+	}
+	res.LoRAs = applied
+	for _, a := range applied {
+		res.Plan.Notes = append(res.Plan.Notes, a.Warnings()...)
+	}
+	if err := m.setAdapters(ad, adapterKey(applied, r.LoRAs)); err != nil {
+		return res, err
+	}
 	loads := []func() error{func() error { return s.loadDiT(m, mode) }}
 	if !streaming {
 		loads = append(loads, func() error { return s.loadVideoVAE(m) }, func() error { return s.loadAudioVAE(m) })
@@ -122,7 +135,8 @@ func (s *Session) run(ctx context.Context, p Plan, out media.Sink, t *tracker) (
 	}
 	dreq := denoise.Request{Text: hidden, TextTags: tags, Target: target, AudioLatents: p.AudioLatents,
 		Keyframes: cond.keyframes, References: cond.references, VideoNoise: noise.Video, AudioNoise: audioNoise,
-		Controls: denoise.Controls{Steps: r.Steps, Reuse: r.Reuse, Layers: r.Layers, CoreReuse: r.CoreReuse, TokenReduction: r.TokenReduction}}
+		Controls: denoise.Controls{Steps: r.Steps, Reuse: r.Reuse, Layers: r.Layers, CoreReuse: r.CoreReuse, TokenReduction: r.TokenReduction,
+			VideoShift: r.VideoShift, AudioShift: r.AudioShift}}
 	t.begin(PhaseDenoise, r.Steps, "steps")
 	pv := &previewer{s: s, m: m, p: p, t: t, ctx: ctx}
 	obs := denoise.Observer{

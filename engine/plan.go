@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"slices"
 	"errors"
 	"fmt"
 	"image"
@@ -224,6 +225,30 @@ func resolve(r Request, m ModelFacts, probe Prober) (Plan, error) {
 	ps, ok := Presets[r.Preset]
 	if !ok {
 		return p, reqErr("preset", "%q is unknown (allowed: reference, default, fast, preview)", r.Preset)
+	}
+	if r.Turbo != 0 {
+		if !slices.Contains(TurboSteps, r.Turbo) {
+			return p, reqErr("turbo", "%d is not a Turbo preset (allowed: 4, 6, 8 passes)", r.Turbo)
+		}
+		// The Turbo preset: its passes, the exact path, its shifts
+		// (explicit controls win).
+		ps = PresetSettings{Steps: r.Turbo, Reuse: 1, CoreReuse: 1, LayersFraction: 1}
+		v, a := turboShifts(r.Width, r.Height)
+		if r.VideoShift == 0 {
+			r.VideoShift = v
+		}
+		if r.AudioShift == 0 {
+			r.AudioShift = a
+		}
+		if len(r.LoRAs) == 0 {
+			notes = append(notes, "the Turbo preset expects a distilled Turbo LoRA (--lora); without one the base model at so few passes is blurry")
+		}
+	}
+	if r.VideoShift < 0 || r.VideoShift > 100 || r.AudioShift < 0 || r.AudioShift > 100 || math.IsNaN(r.VideoShift+r.AudioShift) {
+		return p, reqErr("shift", "video shift %g / audio shift %g outside 0..100 (0 = released 12 / 3)", r.VideoShift, r.AudioShift)
+	}
+	if err := resolveLoRAs(r); err != nil {
+		return p, err
 	}
 	if r.Steps == 0 {
 		r.Steps = ps.Steps

@@ -43,6 +43,7 @@ type Sidecar struct {
 	Cached     bool               `json:"text_conditioning_cached"`
 	Notes      []string           `json:"notes,omitempty"`
 	Inputs     []SidecarInput     `json:"inputs,omitempty"`
+	LoRAs      []AppliedLoRA      `json:"loras,omitempty"` // each LoRA: path, sha256, strength, alpha and its source
 	Outputs    map[string]string  `json:"outputs,omitempty"`
 	Extra      map[string]float64 `json:"extra,omitempty"`
 }
@@ -74,7 +75,7 @@ func NewSidecar(res Result, appVersion, modelDir string, dev string, backend str
 		Task: res.Plan.Task, Request: r, Seed: res.Seed, Frames: res.Frames, FPS: 24,
 		Seconds: float64(res.Frames) / 24, Width: r.Width, Height: r.Height, SampleRate: 32000, Channels: 2,
 		Timings: map[Phase]float64{}, PeakBytes: res.PeakBytes, Cached: res.Cached, Notes: res.Plan.Notes,
-		ModelID: res.ModelID, Predicted: res.Plan.PeakBytes, Memory: res.Plan.Memory,
+		ModelID: res.ModelID, Predicted: res.Plan.PeakBytes, Memory: res.Plan.Memory, LoRAs: res.LoRAs,
 	}
 	for _, p := range res.Profile {
 		sc.Profile = append(sc.Profile, SidecarPhase{Phase: p.Phase, Seconds: p.Wall.Seconds(), Units: p.Units, Unit: p.Unit,
