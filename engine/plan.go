@@ -1,12 +1,12 @@
 package engine
 
 import (
-	"slices"
 	"errors"
 	"fmt"
 	"image"
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"unicode/utf8"
 

@@ -192,7 +192,9 @@ func swapHalves(n int) []int {
 }
 
 // vector views a [1, n] bias as [n, 1] rows (and back).
-func vector(x dit.Matrix) dit.Matrix { return dit.Matrix{DType: x.DType, Rows: x.Cols, Cols: x.Rows, Data: x.Data} }
+func vector(x dit.Matrix) dit.Matrix {
+	return dit.Matrix{DType: x.DType, Rows: x.Cols, Cols: x.Rows, Data: x.Data}
+}
 
 // update turns module m into the transformer's updates (the low-rank pair
 // at scale, the full deltas at diffScale), checking every shape against cfg
