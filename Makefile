@@ -89,7 +89,7 @@ test-go:
 FUZZ_TARGETS := engine/media:FuzzDecodeImage engine/media:FuzzDecodeWAV engine/media:FuzzWAVHeader engine/media:FuzzSniffOrientation \
 	engine/tokenizer:FuzzEncode engine/qwen3vl:FuzzParseConfig engine/videovae:FuzzReadConfig engine/audiovae:FuzzParseConfig app:FuzzParseGenerateArgs \
 	engine/safetensors:FuzzParseHeader engine/safetensors:FuzzParseIndex engine/snapshot:FuzzConfigs \
-	engine/dit:FuzzParseConfig
+	engine/dit:FuzzParseConfig engine/lora:FuzzParseKey engine/lora:FuzzRead
 FUZZTIME ?= 5s
 
 # A run that fails with nothing but "context deadline exceeded" and writes no
