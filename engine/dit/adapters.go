@@ -120,7 +120,9 @@ func (c Config) SiteShape(s Site) (parts []int, in int, err error) {
 }
 
 // Matrix is a host matrix in a float dtype (little-endian, row-major);
-// the zero value is empty.
+// the zero value is empty. A Matrix with rows and columns but no Data is
+// shape-only: planning binds it uninitialised (the meta backend counts its
+// storage and FLOPs); the merge oracle cannot use it.
 type Matrix struct {
 	DType      compute.DType
 	Rows, Cols int
@@ -251,6 +253,13 @@ func (m *Model) upload(x Matrix, perm func(int) int) *compute.Tensor {
 	if x.Empty() {
 		return nil
 	}
+	shape := compute.Shape{x.Rows, x.Cols}
+	if x.Cols == 1 {
+		shape = compute.Shape{x.Rows} // a bias
+	}
+	if x.Data == nil {
+		return compute.MustAlloc(m.wb, m.wdt(), shape...)
+	}
 	v := x.Float32s()
 	if perm != nil {
 		p := make([]float32, len(v))
@@ -258,10 +267,6 @@ func (m *Model) upload(x Matrix, perm func(int) int) *compute.Tensor {
 			copy(p[perm(r)*x.Cols:(perm(r)+1)*x.Cols], v[r*x.Cols:(r+1)*x.Cols])
 		}
 		v = p
-	}
-	shape := compute.Shape{x.Rows, x.Cols}
-	if x.Cols == 1 {
-		shape = compute.Shape{x.Rows} // a bias
 	}
 	t, err := compute.FromFloat32(m.wb, m.wdt(), shape, v)
 	if err != nil {

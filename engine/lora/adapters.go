@@ -174,6 +174,9 @@ func pick(x dit.Matrix, idx []int) dit.Matrix {
 	if idx == nil {
 		return x
 	}
+	if x.Data == nil {
+		return dit.Matrix{DType: x.DType, Rows: len(idx), Cols: x.Cols} // shape-only
+	}
 	w := x.Cols * x.DType.Size()
 	out := dit.Matrix{DType: x.DType, Rows: len(idx), Cols: x.Cols, Data: make([]byte, len(idx)*w)}
 	for i, r := range idx {
@@ -328,6 +331,28 @@ func (f *File) Adapters(cfg dit.Config, u Use) (dit.Adapters, Applied, error) {
 		ad = nil
 	}
 	return ad, ap, nil
+}
+
+// Shapes is Load from the files' headers: shape-only updates for planning.
+func Shapes(cfg dit.Config, uses []Use) (dit.Adapters, error) {
+	all := dit.Adapters{}
+	for _, u := range uses {
+		f, err := ReadShapes(u.Path)
+		if err != nil {
+			return nil, err
+		}
+		ad, _, err := f.Adapters(cfg, u)
+		if err != nil {
+			return nil, err
+		}
+		for s, us := range ad {
+			all[s] = append(all[s], us...)
+		}
+	}
+	if len(all) == 0 {
+		all = nil
+	}
+	return all, nil
 }
 
 // Load reads every LoRA of uses and combines their updates for cfg (each

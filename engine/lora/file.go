@@ -82,14 +82,26 @@ func (f *File) Ranks() []int {
 // every tensor name is parsed, each module's tensors must pair up (lora_A
 // with lora_B, ranks agreeing, 2-D float tensors, a scalar alpha), and
 // names that are no MiniMax-H3 module are listed in Unknown.
-func Read(path string) (*File, error) {
+func Read(path string) (*File, error) { return read(path, false) }
+
+// ReadShapes is Read from the header alone: the same validation of names
+// and shapes, shape-only matrices (no Data), no hash. Planning uses it to
+// count the low-rank branch's FLOPs and storage.
+func ReadShapes(path string) (*File, error) { return read(path, true) }
+
+func read(path string, shapesOnly bool) (*File, error) {
 	st, err := safetensors.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("lora: %w", err)
 	}
 	defer st.Close()
-	sum, size, err := hashFile(path)
-	if err != nil {
+	var sum string
+	var size int64
+	if shapesOnly {
+		if fi, err := os.Stat(path); err == nil {
+			size = fi.Size()
+		}
+	} else if sum, size, err = hashFile(path); err != nil {
 		return nil, err
 	}
 	abs, err := filepath.Abs(path)
@@ -136,7 +148,10 @@ func Read(path string) (*File, error) {
 			}
 			m.lowRank, m.Target = ff, t
 		}
-		mat := dit.Matrix{DType: info.DType, Data: append([]byte(nil), data...)}
+		mat := dit.Matrix{DType: info.DType}
+		if !shapesOnly || k.Role == RoleAlpha {
+			mat.Data = append([]byte(nil), data...)
+		}
 		shape := info.Shape
 		switch k.Role {
 		case RoleAlpha:
