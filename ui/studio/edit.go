@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"h3studio/engine"
@@ -359,6 +360,17 @@ func (s *Studio) drop(paths []string, target DropTarget, at int) []string {
 	}
 	for _, r := range refused {
 		s.Notify(Warn, r)
+	}
+	var loras []string
+	ok = slices.DeleteFunc(ok, func(p string) bool {
+		if IsLoRAFile(p) {
+			loras = append(loras, p)
+			return true
+		}
+		return false
+	})
+	if len(loras) > 0 {
+		s.AddLoRAs(loras) // LoRA files join the LoRA library wherever they land
 	}
 	if len(ok) == 0 {
 		return refused
