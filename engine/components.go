@@ -5,8 +5,6 @@ import (
 	"path/filepath"
 
 	"h3studio/engine/audiovae"
-	"h3studio/engine/compute"
-	"h3studio/engine/compute/meta"
 	"h3studio/engine/dit"
 	"h3studio/engine/qwen3vl"
 	"h3studio/engine/safetensors"
@@ -114,7 +112,7 @@ func (s *Session) partitionInfo(part snapshot.Partition) (*partInfo, error) {
 	if pi.dcfg, err = dit.ReadConfig(tr.ConfigDir); err != nil {
 		return nil, s.componentError(tr, "transformer", err)
 	}
-	if err := checkTransformerHeaders(tr.Dir, pi.dcfg); err != nil {
+	if err := dit.CheckCheckpoint(tr.Dir, pi.dcfg); err != nil {
 		return nil, s.componentError(tr, "transformer", err)
 	}
 	if pi.dcfg.TextDim != pi.qcfg.Text.HiddenSize {
@@ -125,16 +123,7 @@ func (s *Session) partitionInfo(part snapshot.Partition) (*partInfo, error) {
 			return nil, s.componentError(c, "video VAE", err)
 		}
 		if pi.vcfg.DecoderFFNHidden == 0 {
-			// The original config leaves the decoder's MLP width to the
-			// weights: read it from the header (nothing is bound).
-			if ck, err := safetensors.OpenDir(c.Dir); err == nil {
-				for _, n := range []string{"ff.w1", "ff.net.0.proj"} {
-					if info, ok := ck.Info("decoder.transformer_blocks.0." + n + ".weight"); ok && len(info.Shape) == 2 {
-						pi.vcfg.DecoderFFNHidden = info.Shape[0] / 2
-					}
-				}
-				ck.Close()
-			}
+			pi.vcfg.DecoderFFNHidden = videovae.DecoderFFNHidden(c.Dir)
 		}
 	}
 	if c := s.snap.Find(part, snapshot.AudioVAE); c != nil {
@@ -312,34 +301,3 @@ func (s *Session) ditOptions(mode MemoryMode) dit.Options {
 	}
 	return o
 }
-
-// checkTransformerHeaders checks, from the safetensors headers alone (no
-// weight is mapped), that the transformer's config describes its
-// checkpoint: every tensor of the config's inventory present with its
-// shape, nothing else. Plan runs the model shape-only from the config, so a
-// corrupt config.json (num_layers 100000000, latents_dim 1e8) must be
-// refused here, naming the rule, rather than planned until memory runs out.
-func checkTransformerHeaders(dir string, cfg dit.Config) (err error) {
-	defer compute.Recover(&err)
-	ck, err := safetensors.ValidateDir(dir)
-	if err != nil {
-		return err
-	}
-	defer ck.Close()
-	mb := meta.New()
-	m, err := dit.Open(mb, safetensors.NewBinder("dit", headersOnly{ck}, mb.Weights()), cfg, dit.Options{})
-	if err != nil {
-		return err
-	}
-	m.Close()
-	return nil
-}
-
-// headersOnly is a checkpoint read for its headers: tensors have names,
-// dtypes and shapes but no contents (a Binder over the meta backend then
-// checks a model's inventory without reading any weight).
-type headersOnly struct{ ck *safetensors.Checkpoint }
-
-func (h headersOnly) Info(name string) (safetensors.TensorInfo, bool) { return h.ck.Info(name) }
-func (h headersOnly) Data(string) ([]byte, error)                     { return nil, nil }
-func (h headersOnly) Names() []string                                 { return h.ck.Names() }

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"h3studio/engine/audiovae"
@@ -275,7 +274,7 @@ func (s *Session) encodeText(ctx context.Context, m *models, mode MemoryMode, c 
 	layers := m.qcfg.TapLayers()
 	total := layers + len(pres.Blocks)
 	if e, ok := s.cond.Get(key); ok {
-		h, tags, err := s.fromEntry(e)
+		h, tags, err := qwen3vl.FromCacheEntry(s.opts.Backend, e)
 		if err == nil {
 			t.begin(PhaseText, total, "layers")
 			t.step(total)
@@ -302,7 +301,7 @@ func (s *Session) encodeText(ctx context.Context, m *models, mode MemoryMode, c 
 	}
 	s.counters.TextEncodes.Add(1)
 	t.step(total)
-	if e, err := toEntry(out); err == nil {
+	if e, err := out.CacheEntry(); err == nil {
 		s.cond.Put(key, e)
 	}
 	return out.Hidden, out.Tags, false, nil
@@ -334,34 +333,6 @@ func (s *Session) textKey(m *models, in *qwen3vl.Input) condcache.Key {
 		}
 	}
 	return h.Key()
-}
-
-func toEntry(o *qwen3vl.Output) (*condcache.Entry, error) {
-	raw := make([]byte, o.Hidden.Bytes())
-	if err := o.Hidden.Backend().Download(raw, o.Hidden); err != nil {
-		return nil, err
-	}
-	return &condcache.Entry{Tensors: []condcache.Tensor{
-		{Name: "hidden", DType: o.Hidden.DType(), Shape: o.Hidden.Shape().Clone(), Data: raw},
-		{Name: "tags", DType: compute.I64, Shape: compute.Shape{len(o.Tags)}, Data: compute.EncodeInt64(compute.I64, o.Tags)},
-	}}, nil
-}
-
-func (s *Session) fromEntry(e *condcache.Entry) (*compute.Tensor, []int64, error) {
-	h, ok1 := e.Tensor("hidden")
-	tg, ok2 := e.Tensor("tags")
-	if !ok1 || !ok2 {
-		return nil, nil, errors.New("engine: conditioning cache entry is incomplete")
-	}
-	t, err := s.opts.Backend.Alloc(h.DType, h.Shape...)
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := s.opts.Backend.Upload(t, h.Data); err != nil {
-		s.opts.Backend.Free(t)
-		return nil, nil, err
-	}
-	return t, compute.DecodeInt64(tg.DType, tg.Data), nil
 }
 
 // previewer decodes a representative middle frame of the denoiser's

@@ -159,70 +159,27 @@ func (s *Session) saveRates() {
 	}
 }
 
-// textRows predicts the text encoder's sequence: the prompt's tokens, the
-// labels, and the vision blocks of the keyframes and references at the
-// sizes the processor will give them.
+// textRows predicts the text encoder's sequence (plan.TextRows).
 func textRows(pi *partInfo, p *Plan) (int, []qwen3vl.Grid, error) {
 	r := p.Request
-	merge := pi.qcfg.Vision.SpatialMergeSize
-	factor := pi.proc.Factor()
-	req := prompt.Request{Task: prompt.T2VA, Prompt: r.Prompt}
-	var grids []qwen3vl.Grid
-	imageGrid := func(w, h int) (prompt.Grid, error) {
-		hh, ww, err := qwen3vl.SmartResizeImage(h, w, factor, pi.procConfig().Image)
-		if err != nil {
-			return prompt.Grid{}, err
-		}
-		grids = append(grids, qwen3vl.Grid{T: 1, H: hh / (factor / merge), W: ww / (factor / merge)})
-		return prompt.Grid{H: hh / factor, W: ww / factor}, nil
-	}
-	mc := p.ModelCanvas(r)
+	t := plan.Text{Prompt: r.Prompt, Task: prompt.T2VA, Canvas: p.ModelCanvas(r)}
 	switch p.Task {
 	case TaskFL2VA:
-		req.Task = prompt.FL2VA
-		for _, on := range []bool{r.First != "" || r.FirstImage != nil, r.Last != "" || r.LastImage != nil} {
-			if on {
-				g, err := imageGrid(mc.Width, mc.Height)
-				if err != nil {
-					return 0, nil, err
-				}
-				req.Keyframes = append(req.Keyframes, g)
-			}
-		}
+		t.Task, t.Keyframes = prompt.FL2VA, len(p.anchors())
 	case TaskRef2VA:
-		req.Task = prompt.Ref2VA
+		t.Task = prompt.Ref2VA
 		for _, rp := range p.References {
+			k := prompt.Video
 			switch rp.Kind {
 			case RefImage:
-				g, err := imageGrid(rp.Width, rp.Height)
-				if err != nil {
-					return 0, nil, err
-				}
-				req.References = append(req.References, prompt.Reference{Kind: prompt.Image, Grid: g})
+				k = prompt.Image
 			case RefAudio:
-				req.References = append(req.References, prompt.Reference{Kind: prompt.Audio})
-			default:
-				blocks, err := prompt.SampleVideo(rp.QwenFrames)
-				if err != nil {
-					return 0, nil, err
-				}
-				hh, ww, err := qwen3vl.SmartResizeVideo(2*len(blocks), rp.Height, rp.Width, pi.qcfg.Vision.TemporalPatchSize, factor, pi.procConfig().Video, false)
-				if err != nil {
-					return 0, nil, err
-				}
-				for range blocks {
-					grids = append(grids, qwen3vl.Grid{T: 1, H: hh / (factor / merge), W: ww / (factor / merge)})
-				}
-				req.References = append(req.References, prompt.Reference{Kind: prompt.Video, Grid: prompt.Grid{H: hh / factor, W: ww / factor},
-					Blocks: blocks, Soundtrack: rp.Sound})
+				k = prompt.Audio
 			}
+			t.References = append(t.References, plan.TextReference{Kind: k, Width: rp.Width, Height: rp.Height, QwenFrames: rp.QwenFrames, Sound: rp.Sound})
 		}
 	}
-	pres, err := prompt.Present(pi.tok, req, prompt.Options{EmptyPrompt: prompt.PadEmpty})
-	if err != nil {
-		return 0, nil, err
-	}
-	return pres.Len(), grids, nil
+	return plan.TextRows(pi.tok, pi.qcfg, pi.pcfg, pi.proc.Factor(), t)
 }
 
 // predictWork predicts every phase's work and the peak storage.
@@ -312,6 +269,3 @@ func (s *Session) memoryModeFor(m MemoryMode) MemoryMode {
 	}
 	return MemoryResident
 }
-
-// procConfig returns the processor's pixel limits.
-func (pi *partInfo) procConfig() qwen3vl.ProcessorConfig { return pi.pcfg }
