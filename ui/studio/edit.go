@@ -151,6 +151,18 @@ func (s *Studio) SetKeepLabels(on bool) {
 // SetSettings replaces the settings (lengths are aligned to 17n+5).
 func (s *Studio) SetSettings(st Settings) {
 	st.Frames = AlignFrames(st.Frames)
+	// Settings restored from disk carry the LoRA library without the
+	// files' summaries: read their headers again (a file gone since shows
+	// its problem and is switched off).
+	st.LoRAs = append([]LoRAChoice(nil), st.LoRAs...)
+	for i, l := range st.LoRAs {
+		if l.Summary == "" && l.Problem == "" {
+			st.LoRAs[i] = inspectLoRA(l)
+			if st.LoRAs[i].Problem != "" {
+				st.LoRAs[i].On = false
+			}
+		}
+	}
 	s.editDraft(func(d *Draft) { d.Settings = st })
 }
 

@@ -97,6 +97,14 @@ func TestLoRALibrary(t *testing.T) {
 	if l := sn.Draft.Settings.LoRAs[0]; l.Path != turbo || !l.On || l.Strength != 0.75 || sn.Draft.Settings.Turbo != 6 {
 		t.Errorf("restored %+v turbo %d", sn.Draft.Settings.LoRAs, sn.Draft.Settings.Turbo)
 	}
+	// Settings restored from disk (no summaries) read the files again.
+	st := sn.Draft.Settings
+	st.LoRAs = []studio.LoRAChoice{{Path: turbo, Strength: 0.5, On: true}}
+	e.s.SetSettings(st)
+	sn = e.settle(func(sn studio.Snapshot) bool { return sn.Draft.Settings.LoRAs[0].Strength == 0.5 })
+	if l := sn.Draft.Settings.LoRAs[0]; l.Summary == "" || !l.On {
+		t.Errorf("restored settings: %+v", l)
+	}
 	// A LoRA that has gone since the take comes back switched off, with a warning.
 	os.Remove(turbo)
 	e.s.UseSettings(tk.ID)
