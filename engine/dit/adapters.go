@@ -393,9 +393,9 @@ func (m *Model) delta(s Site, c, out, in int) (dw, db []float64) {
 }
 
 // mergeRows returns a copy of w [R, in] (in w's dtype, on the weight
-// backend) with d [out, in] added at rows row(0..out) in float32, then frees
-// w. A nil d returns w.
-func (m *Model) mergeRows(w *compute.Tensor, d []float64, row func(int) int) *compute.Tensor {
+// backend) with d [out, in] added at rows row(0..out) in float32 and frees
+// free (w's own storage; w may be a view of it). A nil d returns w.
+func (m *Model) mergeRows(w, free *compute.Tensor, d []float64, row func(int) int) *compute.Tensor {
 	if d == nil || w == nil {
 		return w
 	}
@@ -417,7 +417,7 @@ func (m *Model) mergeRows(w *compute.Tensor, d []float64, row func(int) int) *co
 	if err != nil {
 		panic(err)
 	}
-	m.free(w)
+	m.free(free)
 	return t
 }
 
@@ -428,7 +428,7 @@ func (m *Model) mergeLinear(s Site, w, b *compute.Tensor) (*compute.Tensor, *com
 	out, in := w.Dim(0), w.Dim(1)
 	dw, db := m.delta(s, 0, out, in)
 	perm := m.layoutRows(s, out)
-	w = m.mergeRows(w, dw, perm)
+	w = m.mergeRows(w, w, dw, perm)
 	if db == nil {
 		return w, b, nil
 	}
@@ -441,8 +441,8 @@ func (m *Model) mergeLinear(s Site, w, b *compute.Tensor) (*compute.Tensor, *com
 		}
 		return w, b, keep
 	}
-	b = m.mergeRows(b.Reshape(1, out), db, nil)
-	return w, b.Reshape(out), nil
+	// A bias [out] is one row of out columns.
+	return w, m.mergeRows(b, b, db, nil), nil
 }
 
 // adaptLinear gives site's updates to a one-part module: merged into w
@@ -483,10 +483,10 @@ func (m *Model) mergeQKV(at *Attention, s Site) {
 		}
 		if at.QKV != nil {
 			c := c
-			at.QKV = m.mergeRows(at.QKV, dw, func(r int) int { return (r/D)*3*D + c*D + r%D })
+			at.QKV = m.mergeRows(at.QKV, at.QKV, dw, func(r int) int { return (r/D)*3*D + c*D + r%D })
 		} else {
 			w := []**compute.Tensor{&at.Q, &at.K, &at.V}[c]
-			*w = m.mergeRows(*w, dw, nil)
+			*w = m.mergeRows(*w, *w, dw, nil)
 		}
 	}
 }
