@@ -50,6 +50,13 @@ const generateUsage = `usage: h3studio generate -d MODEL_DIR -p PROMPT [-o OUTPU
       --layers N           DiT blocks: 50 exact, 45 fast, 40 aggressive (released model)
       --core-reuse N       core refresh: 1 exact, 4 fast, 6 aggressive (not with --reuse > 1)
       --token-reduction    pair video tokens in the middle DiT blocks (changes composition)
+      --lora PATH[:S[:A]]  apply a LoRA at strength S (default 1; repeatable, in order);
+                           A overrides its alpha (default: the file's, else rank; see docs/lora.md)
+      --turbo N            Turbo preset for a distilled LoRA: N = 4, 6 or 8 passes, Euler, exact
+                           path, shift 12/3 (6/3 at 768p); flags given explicitly still win.
+                           Passes as --steps counts them: diffusers' num_inference_steps N+1
+      --video-shift S      sigma shift of the video clock (default 12; Turbo 12 or 6)
+      --audio-shift S      sigma shift of the audio clock (default 3)
       --seed N             random seed (default 42)
       --first-frame PATH   first-frame conditioning image (FL2VA)
       --last-frame PATH    last-frame conditioning image (FL2VA)
@@ -243,6 +250,29 @@ func parseGenerateArgs(args []string) (generateArgs, error) {
 			}
 		case "server-kind":
 			err = strFlag(&a.remote.kind)
+		case "lora":
+			var v string
+			if v, err = next(); err == nil {
+				var l engine.LoRA
+				if l, err = engine.ParseLoRA(v); err == nil {
+					r.LoRAs = append(r.LoRAs, l)
+				}
+			}
+		case "turbo":
+			err = rangedFlag(&r.Turbo, "is not a Turbo preset (allowed: 4, 6, 8)")
+		case "video-shift", "audio-shift":
+			var v string
+			if v, err = next(); err == nil {
+				s, perr := strconv.ParseFloat(v, 64)
+				if perr != nil || !(s > 0) || s > 100 {
+					err = fmt.Errorf("invalid %s: %q (want a number in (0, 100])", name, v)
+				}
+				if name == "video-shift" {
+					r.VideoShift = s
+				} else {
+					r.AudioShift = s
+				}
+			}
 		case "ssd-streaming":
 			a.ssd = true
 			r.Memory = engine.MemoryStreaming

@@ -58,6 +58,12 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 	keyframes := fs.Int("keyframes", 0, "FL2VA keyframes (0, 1 or 2)")
 	textRows := fs.Int("text-rows", plan.DefaultTextRows, "text rows (prompt tokens)")
 	memory := fs.String("memory", "", "print only one residency mode: resident or streaming (default both)")
+	var loras []engine.LoRA
+	fs.Func("lora", "count a LoRA's low-rank branch: PATH[:STRENGTH] (repeatable)", func(v string) error {
+		l, err := engine.ParseLoRA(v)
+		loras = append(loras, l)
+		return err
+	})
 	only := fs.String("component", "", "comma-separated components to plan (default all: "+strings.Join(plan.Components(), ", ")+")")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: h3studio plan [flags]")
@@ -109,7 +115,7 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "h3studio plan: -memory must be resident or streaming, have %q\n", *memory)
 		return 2
 	}
-	q := plan.Query{Canvas: c, Frames: *frames, Keyframes: *keyframes, TextRows: *textRows, Controls: ctl}
+	q := plan.Query{Canvas: c, Frames: *frames, Keyframes: *keyframes, TextRows: *textRows, Controls: ctl, LoRAs: loras}
 	var names []string
 	if *only != "" {
 		names = strings.Split(*only, ",")

@@ -68,6 +68,7 @@ func generate(ctx context.Context, a generateArgs, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "h3studio generate: %v\n", err)
 		return 1
 	}
+	printLoRAs(stderr, res.LoRAs)
 	modelDir := a.modelDir
 	if abs, err := filepath.Abs(modelDir); err == nil {
 		modelDir = abs // the sidecar is read from beside the output, not from here

@@ -45,6 +45,11 @@ type models struct {
 
 	// loadedMode is the memory mode the weights were loaded for.
 	loadedMode MemoryMode
+
+	// adapters are the current take's LoRA updates (adapterKey names
+	// them); ditAdapterKey names those the open transformer holds.
+	adapters                  dit.Adapters
+	adapterKey, ditAdapterKey string
 }
 
 // componentError names the component a load failed in.
@@ -163,6 +168,19 @@ func (g *generation) load() error {
 	m.loadedMode = mode
 	g.m, g.mode, g.streaming = m, mode, mode == MemoryStreaming
 
+	// LoRAs: read and checked against this transformer before anything
+	// heavy runs; what they cannot apply is noted on the take.
+	ad, applied, err := loadLoRAs(m.dcfg, r.LoRAs)
+	if err != nil {
+		return err
+	}
+	g.res.LoRAs = applied
+	for _, a := range applied {
+		g.res.Plan.Notes = append(g.res.Plan.Notes, a.Warnings()...)
+	}
+	if err := m.setAdapters(ad, adapterKey(applied, r.LoRAs)); err != nil {
+		return err
+	}
 	loads := []func() error{func() error { return s.loadDiT(m, mode) }}
 	if !g.streaming {
 		loads = append(loads, func() error { return s.loadVideoVAE(m) }, func() error { return s.loadAudioVAE(m) })
@@ -228,12 +246,14 @@ func (s *Session) loadDiT(m *models, mode MemoryMode) error {
 		return s.componentError(c, "transformer", err)
 	}
 	b := s.opts.Backend
-	dm, err := dit.Open(b, safetensors.NewBinder("dit", ck, b), m.dcfg, s.ditOptions(mode))
+	o := s.ditOptions(mode)
+	o.Adapters = m.adapters
+	dm, err := dit.Open(b, safetensors.NewBinder("dit", ck, b), m.dcfg, o)
 	if err != nil {
 		ck.Close()
 		return s.componentError(c, "transformer", err)
 	}
-	m.dit, m.ditCk = dm, ck
+	m.dit, m.ditCk, m.ditAdapterKey = dm, ck, m.adapterKey
 	s.counters.Loads.Add(1)
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"h3studio/engine/layout"
+	"h3studio/engine/lora"
 	"h3studio/engine/plan"
 	"h3studio/engine/prompt"
 	"h3studio/engine/qwen3vl"
@@ -165,6 +166,8 @@ type predictionKey struct {
 	prompt                        string
 	width, height, rw, rh, frames int
 	controls                      [4]int // steps, reuse, layers, core reuse
+	shifts                        [2]float64
+	loras                         string // each LoRA's path, strength and alpha
 	tokenReduction                bool
 	memory                        MemoryMode
 	anchors                       int
@@ -180,6 +183,10 @@ func newPredictionKey(p *Plan) predictionKey {
 		controls: [4]int{r.Steps, r.Reuse, r.Layers, r.CoreReuse}, tokenReduction: r.TokenReduction, memory: r.Memory,
 		anchors: len(p.anchors()), refImageSize: string(r.RefImageSize), refVideoCanvas: string(r.RefVideoCanvas), nrefs: len(p.References)}
 	copy(k.refs[:], p.References)
+	k.shifts = [2]float64{r.VideoShift, r.AudioShift}
+	for _, l := range r.LoRAs {
+		k.loras += l.String() + "\x00"
+	}
 	return k
 }
 
@@ -271,6 +278,9 @@ func (s *Session) predictWork(pi *partInfo, p *Plan) (workPlan, error) {
 	mode := s.memoryModeFor(p.Request.Memory)
 	lh, lw := p.ModelCanvas(r).Latent()
 	loop := plan.Loop{TextRows: L, Target: layout.Grid{T: p.LatentFrames, H: lh, W: lw}, AudioLatents: p.AudioLatents, Controls: r.controls()}
+	if loop.Adapters, err = lora.Shapes(pi.dcfg, r.LoRAs); err != nil {
+		return w, err
+	}
 	switch p.Task {
 	case TaskFL2VA:
 		loop.Keyframes = p.anchors()

@@ -106,6 +106,17 @@ type Request struct {
 	// canvas of the video's aspect, "h3c" never enlarged.
 	RefVideoCanvas media.RefVideoPolicy `json:"ref_video_canvas,omitempty"`
 
+	// LoRAs are applied to the transformer at run time, in order, each
+	// with its strength (docs/lora.md).
+	LoRAs []LoRA `json:"loras,omitempty"`
+	// Turbo (4, 6 or 8) selects the Turbo preset for a distilled LoRA:
+	// that many passes, the Turbo shifts, exact path; explicit controls win.
+	Turbo int `json:"turbo,omitempty"`
+	// VideoShift and AudioShift replace the released sigma shifts (12, 3);
+	// 0 keeps them (or the Turbo preset's).
+	VideoShift float64 `json:"video_shift,omitempty"`
+	AudioShift float64 `json:"audio_shift,omitempty"`
+
 	Memory  MemoryMode `json:"memory,omitempty"`
 	Preview bool       `json:"preview,omitempty"` // decode a middle-frame preview after every denoising step, and report final frames
 }
@@ -199,6 +210,8 @@ type Result struct {
 	Model     string // model description (e.g. "MiniMax-H3 (demo)")
 	ModelID   string // what identifies the weights: a hash of the transformer's config and shard index
 	Cached    bool   // text conditioning came from the session cache
+	// LoRAs records each LoRA the take applied.
+	LoRAs []AppliedLoRA
 	// Profile is each phase's wall time, work, dispatches and peak storage.
 	Profile []PhaseProfile
 	// Forwards aggregates the DiT forwards' profiles (dispatches, device
@@ -240,5 +253,6 @@ func ReferenceLabels(refs []Reference) []ReferenceLabel {
 // controls are the request's speed controls as the denoising loop takes
 // them.
 func (r Request) controls() denoise.Controls {
-	return denoise.Controls{Steps: r.Steps, Reuse: r.Reuse, Layers: r.Layers, CoreReuse: r.CoreReuse, TokenReduction: r.TokenReduction}
+	return denoise.Controls{Steps: r.Steps, Reuse: r.Reuse, Layers: r.Layers, CoreReuse: r.CoreReuse, TokenReduction: r.TokenReduction,
+		VideoShift: r.VideoShift, AudioShift: r.AudioShift}
 }

@@ -6,6 +6,7 @@ import (
 	"image"
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -269,6 +270,30 @@ func (q *resolution) speed() error {
 	ps, ok := Presets[r.Preset]
 	if !ok {
 		return reqErr("preset", "%q is unknown (allowed: reference, default, fast, preview)", r.Preset)
+	}
+	if r.Turbo != 0 {
+		if !slices.Contains(TurboSteps, r.Turbo) {
+			return reqErr("turbo", "%d is not a Turbo preset (allowed: 4, 6, 8 passes)", r.Turbo)
+		}
+		// The Turbo preset: its passes, the exact path, its shifts
+		// (explicit controls win).
+		ps = PresetSettings{Steps: r.Turbo, Reuse: 1, CoreReuse: 1, LayersFraction: 1}
+		v, a := turboShifts(r.Width, r.Height)
+		if r.VideoShift == 0 {
+			r.VideoShift = v
+		}
+		if r.AudioShift == 0 {
+			r.AudioShift = a
+		}
+		if len(r.LoRAs) == 0 {
+			q.notes = append(q.notes, "the Turbo preset expects a distilled Turbo LoRA (--lora); without one the base model at so few passes is blurry")
+		}
+	}
+	if r.VideoShift < 0 || r.VideoShift > 100 || r.AudioShift < 0 || r.AudioShift > 100 || math.IsNaN(r.VideoShift+r.AudioShift) {
+		return reqErr("shift", "video shift %g / audio shift %g outside 0..100 (0 = released 12 / 3)", r.VideoShift, r.AudioShift)
+	}
+	if err := resolveLoRAs(*r); err != nil {
+		return err
 	}
 	if r.Steps == 0 {
 		r.Steps = ps.Steps

@@ -47,6 +47,7 @@ type compose struct {
 	canvasSel, qualitySel, memorySel *widget.Select
 	lengthSel                        *widget.SelectEntry
 	qualityNote                      *widget.Label
+	loras                            *loraPanel
 	seed                             *widget.Entry
 	dice                             *widget.Button
 	steps                            *widget.Entry
@@ -113,6 +114,8 @@ func newCompose(w *Window) *compose {
 		w.chooseFile("Add a reference", mediaExts, func(p string) { s.AddReferences([]string{p}) })
 	})
 	add.Importance = widget.LowImportance
+
+	c.loras = newLoRAPanel(w)
 
 	// Settings.
 	var canvasLabels []string
@@ -255,6 +258,7 @@ func newCompose(w *Window) *compose {
 		widget.NewFormItem("Canvas", c.canvasSel),
 		widget.NewFormItem("Length", c.lengthSel),
 		widget.NewFormItem("Quality", container.NewVBox(c.qualitySel, c.qualityNote)),
+		widget.NewFormItem("Turbo", container.NewVBox(c.loras.turbo, c.loras.turboNote)),
 		widget.NewFormItem("Seed", container.NewBorder(nil, nil, nil, c.dice, c.seed)),
 		widget.NewFormItem("Memory", c.memorySel),
 	)
@@ -278,6 +282,8 @@ func newCompose(w *Window) *compose {
 		c.refMsgs,
 		sectionLabel("Settings"),
 		settings,
+		container.NewBorder(nil, nil, sectionLabel("LoRAs"), c.loras.add),
+		c.loras.list,
 		c.advanced,
 		c.settingsMsgs,
 	)
@@ -449,6 +455,7 @@ func (c *compose) apply(sn studio.Snapshot) {
 	if n, ok := parseLength(c.lengthSel.Text); (!ok || n != st.Frames) && focused != c.lengthSel {
 		c.lengthSel.SetText(studio.FormatLength(st.Frames))
 	}
+	c.loras.apply(sn)
 	q := studio.QualityOf(st.Quality)
 	c.qualitySel.SetSelected(q.Name)
 	c.qualityNote.SetText(qualityNote(sn, q))

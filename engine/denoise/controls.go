@@ -27,6 +27,22 @@ type Controls struct {
 	// TokenReduction pools horizontally adjacent target-video tokens inside
 	// the middle blocks (see Spans).
 	TokenReduction bool
+	// VideoShift and AudioShift are the sigma shifts; 0 is the released
+	// sampler.VideoShift / sampler.AudioShift (12, 3). The Turbo LoRAs
+	// use 12 / 3 at 544p and 6 / 3 at 768p.
+	VideoShift, AudioShift float64
+}
+
+// shifts returns the controls' shifts with the released defaults filled in.
+func (c Controls) shifts() (video, audio float64) {
+	video, audio = c.VideoShift, c.AudioShift
+	if video == 0 {
+		video = sampler.VideoShift
+	}
+	if audio == 0 {
+		audio = sampler.AudioShift
+	}
+	return video, audio
 }
 
 // Limits of the controls (h3.c h3_validate_params).

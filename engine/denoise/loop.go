@@ -162,7 +162,8 @@ func Run(ctx context.Context, m *dit.Model, req Request, obs Observer) (res *Res
 	if err != nil {
 		return nil, err
 	}
-	pair, err := sampler.NewPair(ctl.Steps, sampler.VideoShift, sampler.AudioShift)
+	videoShift, audioShift := ctl.shifts()
+	pair, err := sampler.NewPair(ctl.Steps, videoShift, audioShift)
 	if err != nil {
 		return nil, fmt.Errorf("denoise: %w", err)
 	}

@@ -41,6 +41,9 @@ type Attention struct {
 	heads, headDim int
 	eps            float32
 	fused          bool // QKNormRoPE (else oracle dit-unfused-qk-rope)
+
+	qkvLoRA [][]nn.LowRank // per update: its q, k, v parts (adapters.go)
+	outLoRA []nn.LowRank
 }
 
 func bindAttention(w *safetensors.Binder, n names, c Config, dt compute.DType, fz fusions) *Attention {
@@ -85,8 +88,9 @@ func (at *Attention) Forward(k compute.Kernels, a *nn.Arena, x *compute.Tensor, 
 	S, dt := x.Dim(0), x.DType()
 	H, D := at.heads, at.headDim
 	qkv := a.New(dt, 3, H, S, D) // q, k, v as [H, S, D] each
+	downs := qkvDowns(k, a, x, at.qkvLoRA)
 	if at.fused {
-		at.projectFused(k, a, x, qkv, rope)
+		at.projectFused(k, a, x, qkv, rope, downs)
 	} else if at.QKV != nil {
 		// The interleaved projection, a group of heads at a time (the
 		// weight rows of heads [h0, h1) are contiguous): project to
@@ -102,6 +106,7 @@ func (at *Attention) Forward(k compute.Kernels, a *nn.Arena, x *compute.Tensor, 
 				tv = a.New(dt, 3, n, S, D)
 			}
 			k.MatMul(pv, x, at.QKV.Rows(h0*3*D, (h0+n)*3*D), nil)
+			addQKVInterleaved(k, a, pv.Reshape(S, n, 3, D), downs, at.qkvLoRA, h0, n, D)
 			k.Transpose(tv, pv.Reshape(S, n, 3, D), 2, 1, 0, 3)
 			for c := 0; c < 3; c++ {
 				k.Copy(qkv.Row(c).Rows(h0, h0+n), tv.Row(c))
@@ -116,10 +121,12 @@ func (at *Attention) Forward(k compute.Kernels, a *nn.Arena, x *compute.Tensor, 
 		p := a.New(dt, S, H, D)
 		for i, w := range []*compute.Tensor{at.Q, at.K, at.V} {
 			k.MatMul(p.Reshape(S, H*D), x, w, nil)
+			addQKVPart(k, a, p.Reshape(S, H*D), downs, at.qkvLoRA, i, 0, H*D)
 			k.Transpose(qkv.Row(i), p, 1, 0, 2)
 		}
 		release(a, p)
 	}
+	releaseDowns(a, x, downs)
 	q, kk, v := qkv.Row(0), qkv.Row(1), qkv.Row(2)
 	if !at.fused {
 		k.RMSNorm(q, q, at.NormQ, at.eps)
@@ -140,6 +147,7 @@ func (at *Attention) Forward(k compute.Kernels, a *nn.Arena, x *compute.Tensor, 
 	release(a, o)
 	out := a.New(dt, S, x.Dim(1))
 	k.MatMul(out, ot.Reshape(S, H*D), at.Out, nil)
+	nn.AddLowRank(k, a, out, ot.Reshape(S, H*D), at.outLoRA)
 	release(a, ot)
 	return out
 }
@@ -149,7 +157,7 @@ func (at *Attention) Forward(k compute.Kernels, a *nn.Arena, x *compute.Tensor, 
 // the original layout's interleaved projection lands as [S, g, 3, D]
 // (compute.QKVInterleaved), the diffusers layout's three projections as
 // [3, S, g, D] (compute.QKVPlanar).
-func (at *Attention) projectFused(k compute.Kernels, a *nn.Arena, x, qkv *compute.Tensor, rope *Rotary) {
+func (at *Attention) projectFused(k compute.Kernels, a *nn.Arena, x, qkv *compute.Tensor, rope *Rotary, downs []*compute.Tensor) {
 	S, dt := x.Dim(0), x.DType()
 	H, D := at.heads, at.headDim
 	p := compute.QKNormRoPEParams{NormQ: at.NormQ, NormK: at.NormK, Eps: at.eps}
@@ -165,11 +173,13 @@ func (at *Attention) projectFused(k compute.Kernels, a *nn.Arena, x, qkv *comput
 			p.Layout = compute.QKVInterleaved
 			k.MatMul(part.Reshape(S, n*3*D), x, at.QKV.Rows(h0*3*D, (h0+n)*3*D), nil)
 			part = part.Reshape(S, n, 3, D)
+			addQKVInterleaved(k, a, part, downs, at.qkvLoRA, h0, n, D)
 		} else {
 			p.Layout = compute.QKVPlanar
 			part = part.Reshape(3, S, n, D)
 			for i, w := range []*compute.Tensor{at.Q, at.K, at.V} {
 				k.MatMul(part.Row(i).Reshape(S, n*D), x, w.Rows(h0*D, (h0+n)*D), nil)
+				addQKVPart(k, a, part.Row(i).Reshape(S, n*D), downs, at.qkvLoRA, i, h0*D, (h0+n)*D)
 			}
 		}
 		k.QKNormRoPE(qkv.Row(0).Rows(h0, h0+n), qkv.Row(1).Rows(h0, h0+n), qkv.Row(2).Rows(h0, h0+n), part, p)
@@ -185,6 +195,8 @@ type FeedForward struct {
 	// GateFirst is true for the original layout (mlp.fc1 = [gate; value]),
 	// false for diffusers (ff.net.0.proj = [value; gate]).
 	GateFirst bool
+
+	projLoRA, downLoRA []nn.LowRank // adapters.go
 }
 
 func bindFeedForward(w *safetensors.Binder, n names, c Config, dt compute.DType) *FeedForward {
@@ -209,8 +221,10 @@ func (f *FeedForward) Forward(k compute.Kernels, a *nn.Arena, x *compute.Tensor)
 		n := min(rc, S-r0)
 		uv, gv := u.Rows(0, n), g.Rows(0, n)
 		k.MatMul(uv, x.Rows(r0, r0+n), f.Proj, nil)
+		nn.AddLowRank(k, a, uv, x.Rows(r0, r0+n), f.projLoRA)
 		k.GLU(gv, uv, compute.SiLU, f.GateFirst)
 		k.MatMul(out.Rows(r0, r0+n), gv, f.Down, nil)
+		nn.AddLowRank(k, a, out.Rows(r0, r0+n), gv, f.downLoRA)
 	}
 	release(a, u, g)
 	return out

@@ -76,6 +76,8 @@ type Options struct {
 	// forward resets the backend's peak counter when it starts and waits
 	// for its device work before it returns. ProfileSummary.Add fits here.
 	Profile func(ForwardProfile)
+	// Adapters are LoRA updates applied from the start (see SetAdapters).
+	Adapters Adapters
 }
 
 // Counters count the work a model did, for tests and benchmarks.
@@ -121,6 +123,9 @@ type Model struct {
 	edge     bool // videoIn … audioOut bound
 
 	invFreq []float32
+
+	ad    Adapters                // LoRA updates (SetAdapters)
+	bound map[Site][][]nn.LowRank // their device copies, bound on first use
 
 	forwards, coreForwards, blocksRun, reducedBlocks, refinerRuns, tableSets atomic.Int64
 	readAhead                                                                atomic.Int64
@@ -179,6 +184,9 @@ func Open(b compute.Backend, w *safetensors.Binder, cfg Config, opts Options) (m
 		}
 	}
 	m.blocks = make([]*Block, cfg.NumLayers)
+	if err := m.SetAdapters(opts.Adapters); err != nil {
+		return nil, err
+	}
 	return m, nil
 }
 
@@ -300,11 +308,13 @@ func (m *Model) bindPrepText() error {
 
 func (m *Model) bindRefinerBlock(i int) (*RefinerBlock, error) {
 	if m.refiner[i] == nil {
-		m.refiner[i] = bindRefinerBlock(m.w.Sub(m.n.refinerBlock(i)), m.n, m.cfg, m.wdt(), m.fz)
+		r := bindRefinerBlock(m.w.Sub(m.n.refinerBlock(i)), m.n, m.cfg, m.wdt(), m.fz)
 		if err := m.bindErr(fmt.Sprintf("token refiner block %d", i)); err != nil {
-			m.refiner[i] = nil
 			return nil, err
 		}
+		m.adaptAttention(r.Attn, StackRefiner, i)
+		m.adaptFeedForward(r.FF, StackRefiner, i)
+		m.refiner[i] = r
 	}
 	return m.refiner[i], nil
 }
@@ -369,6 +379,8 @@ func (m *Model) bindBlock(i int) (*Block, error) {
 	if err := m.bindErr(fmt.Sprintf("block %d", i)); err != nil {
 		return nil, err
 	}
+	m.adaptAttention(blk.Attn, StackBlocks, i)
+	m.adaptFeedForward(blk.FF, StackBlocks, i)
 	m.blocks[i] = blk
 	return blk, nil
 }
@@ -428,11 +440,12 @@ func (m *Model) WeightBytes() int64 {
 	if m.edge {
 		add(m.videoIn.W, m.videoIn.B, m.audioIn.W, m.audioIn.B, m.final.Norm, m.videoOut.W, m.videoOut.B, m.audioOut.W, m.audioOut.B)
 	}
-	return n
+	return n + m.AdapterBytes()
 }
 
 // Close releases every bound weight.
 func (m *Model) Close() {
+	m.releaseAdapters()
 	m.releasePrepText()
 	m.releaseTimeMLP()
 	for i := range m.blocks {

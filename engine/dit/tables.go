@@ -206,6 +206,8 @@ func (m *Model) Tables(ctx context.Context, ts []float32, o TableOptions) (tab *
 		if err := m.bindErr(fmt.Sprintf("the AdaLN projection of block %d", i)); err != nil {
 			return nil, err
 		}
+		// An AdaLN LoRA depends on the timestep alone: it lands in the table.
+		proj.LoRA = m.adaptLinear(Site{StackBlocks, i, ProjAdaLN}, &proj.W, &proj.B)
 		full := compute.MustAlloc(m.b, m.dt, T*Modalities, numSlots*c.HiddenSize)
 		proj.Forward(m.b, full.Reshape(T, c.AdaLNWidth()), act)
 		m.trace(fmt.Sprintf("block%d.adaln_table", i), full)
@@ -231,8 +233,9 @@ func (m *Model) Tables(ctx context.Context, ts []float32, o TableOptions) (tab *
 	if err := m.bindErr("the final AdaLN projection"); err != nil {
 		return nil, err
 	}
+	fl := m.adaptLinear(Site{StackFinal, 0, ProjAdaLN}, &fw, &fb)
 	tab.Final = compute.MustAlloc(m.b, m.dt, T, 2*c.HiddenSize)
-	m.b.MatMul(tab.Final, act, fw, fb)
+	nn.Linear{W: fw, B: fb, LoRA: fl}.Forward(m.b, tab.Final, act)
 	if !m.opts.KeepPrep {
 		m.free(fw, fb)
 	}

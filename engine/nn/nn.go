@@ -12,6 +12,9 @@ import (
 type Linear struct {
 	W *compute.Tensor // [out, in]
 	B *compute.Tensor // [out] or nil
+	// LoRA are low-rank updates added to the output after the base
+	// projection, in order (whatever W's storage).
+	LoRA []LowRank
 }
 
 // LoadLinear binds name.weight [out, in] (and name.bias [out] when bias) as
@@ -42,6 +45,11 @@ func (l Linear) In() int { return l.W.Dim(1) }
 // Forward records dst = x·Wᵀ + b.
 func (l Linear) Forward(k compute.Kernels, dst, x *compute.Tensor) {
 	k.MatMul(dst, x, l.W, l.B)
+	if len(l.LoRA) > 0 {
+		a := NewArena(x.Backend())
+		AddLowRank(k, a, dst, x, l.LoRA)
+		a.Release()
+	}
 }
 
 // Arena allocates activations and frees them together. Allocation failures

@@ -3,6 +3,7 @@ package plan
 import (
 	"context"
 	"fmt"
+	"h3studio/engine/lora"
 	"sort"
 
 	"h3studio/engine/compute"
@@ -75,7 +76,11 @@ func runDiT(cfg dit.Config, lay *layout.Layout, grid [3]int, q Query, steps []de
 	defer compute.Recover(&err)
 	ctx := context.Background()
 	mb := meta.New()
-	m, err := dit.Open(mb, safetensors.NewBinder("dit", dit.PlanningSource(cfg, dit.OriginalLayout), mb.Weights()), cfg, dit.Options{Streaming: streaming})
+	ad, err := lora.Shapes(cfg, q.LoRAs)
+	if err != nil {
+		return r, err
+	}
+	m, err := dit.Open(mb, safetensors.NewBinder("dit", dit.PlanningSource(cfg, dit.OriginalLayout), mb.Weights()), cfg, dit.Options{Streaming: streaming, Adapters: ad})
 	if err != nil {
 		return r, err
 	}

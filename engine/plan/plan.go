@@ -15,6 +15,7 @@ package plan
 
 import (
 	"fmt"
+	"h3studio/engine/lora"
 	"sort"
 	"sync"
 
@@ -35,6 +36,9 @@ type Query struct {
 	// Controls are the speed controls (steps, reuse, layers, core reuse,
 	// token reduction).
 	Controls denoise.Controls
+	// LoRAs are the files (and strengths) whose low-rank branch the DiT
+	// row counts, read from their headers.
+	LoRAs []lora.Use
 }
 
 // Defaults of a Query.

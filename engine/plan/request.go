@@ -30,6 +30,9 @@ type Loop struct {
 	Keyframes    []layout.Anchor    // FL2VA keyframes in packed order
 	References   []layout.Reference // Ref2VA references in request order
 	Controls     denoise.Controls
+	// Adapters are the request's LoRA updates (shape-only suffices): their
+	// low-rank branch's FLOPs and storage count in the prediction.
+	Adapters dit.Adapters
 }
 
 // Request is what a request's prediction depends on: the model's configs
@@ -113,7 +116,8 @@ func Predict(r Request) (Prediction, error) {
 func LoopUsage(cfg dit.Config, l Loop, streaming bool) (u meta.Usage, rows int, err error) {
 	defer compute.Recover(&err)
 	mb := meta.New()
-	m, err := dit.Open(mb, safetensors.NewBinder("dit", dit.PlanningSource(cfg, dit.OriginalLayout), mb.Weights()), cfg, dit.Options{Streaming: streaming})
+	m, err := dit.Open(mb, safetensors.NewBinder("dit", dit.PlanningSource(cfg, dit.OriginalLayout), mb.Weights()), cfg,
+		dit.Options{Streaming: streaming, Adapters: l.Adapters})
 	if err != nil {
 		return u, 0, err
 	}

@@ -24,7 +24,7 @@ func FromResult(res engine.Result, appVersion, modelDir, device, backend string)
 		Settings: Settings{
 			Quality: r.Preset, Steps: r.Steps, Reuse: r.Reuse, Layers: r.Layers, CoreReuse: r.CoreReuse,
 			TokenReduction: r.TokenReduction, RenderWidth: r.RenderWidth, RenderHeight: r.RenderHeight,
-			Memory: r.Memory, Preview: r.Preview,
+			Memory: r.Memory, Preview: r.Preview, Turbo: r.Turbo, LoRAs: r.LoRAs,
 		},
 		Seed: res.Seed, Frames: res.Frames, Width: r.Width, Height: r.Height,
 		FPS: media.FPS, Seconds: float64(res.Frames) / media.FPS, SampleRate: 32000, Channels: 2,
@@ -32,7 +32,7 @@ func FromResult(res engine.Result, appVersion, modelDir, device, backend string)
 		PredictedPeakBytes: res.Plan.PeakBytes, Memory: res.Plan.Memory, TextCached: res.Cached,
 		App:   AppInfo{Name: AppName, Version: appVersion, Device: device, Backend: backend},
 		Model: ModelRef{Name: res.Model, Dir: modelDir, Version: res.ModelID},
-		Notes: res.Plan.Notes,
+		Notes: res.Plan.Notes, LoRAs: res.LoRAs,
 	}
 	for _, p := range res.Profile {
 		rec.Profile = append(rec.Profile, PhaseProfile{Phase: p.Phase, Seconds: p.Wall.Seconds(), Units: p.Units, Unit: p.Unit,

@@ -62,11 +62,14 @@ type Record struct {
 	Files              Files             `json:"files"`
 	// Outputs names the files a command-line take wrote ("video",
 	// "frames", "audio"), as given on the command line.
-	Outputs map[string]string  `json:"outputs,omitempty"`
-	App     AppInfo            `json:"app"`
-	Model   ModelRef           `json:"model"`
-	Notes   []string           `json:"notes,omitempty"` // the plan's adjustments
-	Extra   map[string]float64 `json:"extra,omitempty"`
+	Outputs map[string]string `json:"outputs,omitempty"`
+	App     AppInfo           `json:"app"`
+	Model   ModelRef          `json:"model"`
+	Notes   []string          `json:"notes,omitempty"` // the plan's adjustments
+	// LoRAs records each LoRA the take applied: path, sha256, strength,
+	// alpha and where the alpha came from, what it could not apply.
+	LoRAs []engine.AppliedLoRA `json:"loras,omitempty"`
+	Extra map[string]float64   `json:"extra,omitempty"`
 	// Sample marks the take the studio rendered on its first start with the
 	// demo checkpoint (random weights), not one the user asked for.
 	Sample  bool `json:"sample,omitempty"`
@@ -106,6 +109,10 @@ type Settings struct {
 	RenderHeight   int               `json:"render_height,omitempty"`
 	Memory         engine.MemoryMode `json:"memory"`
 	Preview        bool              `json:"preview"`
+	// Turbo is the Turbo preset's passes (0: off); LoRAs the take's LoRAs
+	// with their strengths, as Re-run restores them.
+	Turbo int           `json:"turbo,omitempty"`
+	LoRAs []engine.LoRA `json:"loras,omitempty"`
 }
 
 // Files names the take folder's files (empty: not written).

@@ -164,6 +164,12 @@ func (d Draft) Request() engine.Request {
 	for _, ref := range d.References {
 		r.References = append(r.References, engine.Reference{Kind: ref.EngineKind(), Path: ref.Media.Path, Audio: ref.Sound.Path})
 	}
+	r.LoRAs, r.Turbo = s.loraRequest(), s.Turbo
+	if s.Turbo != 0 && !s.Custom() {
+		// The Turbo preset fills the speed controls (the engine's rule:
+		// explicit controls win, so only hand-set ones are passed).
+		r.Steps, r.Reuse, r.Layers, r.CoreReuse = 0, 0, 0, 0
+	}
 	return r
 }
 

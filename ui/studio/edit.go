@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"h3studio/engine"
@@ -150,6 +151,18 @@ func (s *Studio) SetKeepLabels(on bool) {
 // SetSettings replaces the settings (lengths are aligned to 17n+5).
 func (s *Studio) SetSettings(st Settings) {
 	st.Frames = AlignFrames(st.Frames)
+	// Settings restored from disk carry the LoRA library without the
+	// files' summaries: read their headers again (a file gone since shows
+	// its problem and is switched off).
+	st.LoRAs = append([]LoRAChoice(nil), st.LoRAs...)
+	for i, l := range st.LoRAs {
+		if l.Summary == "" && l.Problem == "" {
+			st.LoRAs[i] = inspectLoRA(l)
+			if st.LoRAs[i].Problem != "" {
+				st.LoRAs[i].On = false
+			}
+		}
+	}
 	s.editDraft(func(d *Draft) { d.Settings = st })
 }
 
@@ -359,6 +372,17 @@ func (s *Studio) drop(paths []string, target DropTarget, at int) []string {
 	}
 	for _, r := range refused {
 		s.Notify(Warn, r)
+	}
+	var loras []string
+	ok = slices.DeleteFunc(ok, func(p string) bool {
+		if IsLoRAFile(p) {
+			loras = append(loras, p)
+			return true
+		}
+		return false
+	})
+	if len(loras) > 0 {
+		s.AddLoRAs(loras) // LoRA files join the LoRA library wherever they land
 	}
 	if len(ok) == 0 {
 		return refused

@@ -282,6 +282,10 @@ type Settings struct {
 	Seed                      uint64            `json:"seed"`
 	Memory                    engine.MemoryMode `json:"memory"`
 	Preview                   bool              `json:"preview"` // per-step preview frames
+	// LoRAs is the LoRA library (lora.go), Turbo the Turbo preset's passes
+	// (0: off).
+	LoRAs []LoRAChoice `json:"loras,omitempty"`
+	Turbo int          `json:"turbo,omitempty"`
 }
 
 // DefaultSettings: 16:9 at 768p, 5.17 s, Default quality, seed 42, memory

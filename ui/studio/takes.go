@@ -25,7 +25,7 @@ func (s *Studio) takeMeta(j *job, res engine.Result, sink *takeSink, hasVideo bo
 			Canvas: st.Canvas, Quality: st.Quality, Custom: st.Custom(),
 			Steps: req.Steps, Reuse: req.Reuse, Layers: req.Layers, CoreReuse: req.CoreReuse,
 			TokenReduction: req.TokenReduction, RenderWidth: req.RenderWidth, RenderHeight: req.RenderHeight,
-			Memory: st.Memory, Preview: st.Preview,
+			Memory: st.Memory, Preview: st.Preview, Turbo: st.Turbo, LoRAs: req.LoRAs,
 		},
 		Seed: req.Seed, Frames: sink.nFrames, Width: sink.format.Width, Height: sink.format.Height,
 		FPS: media.FPS, Seconds: Seconds(sink.nFrames),
@@ -35,6 +35,7 @@ func (s *Studio) takeMeta(j *job, res engine.Result, sink *takeSink, hasVideo bo
 		Files:     TakeFiles{Thumb: ThumbFile, Last: LastFile, Viewer: ViewerFile},
 		App:       AppInfo{Name: take.AppName, Version: s.opts.AppVersion, Device: s.opts.Device},
 		Notes:     res.Plan.Notes,
+		LoRAs:     res.LoRAs,
 	}
 	if res.Seed != 0 || m.Seed == 0 {
 		m.Seed = res.Seed
@@ -270,6 +271,15 @@ func (s *Studio) draftFromTake(t Take) (Draft, []string) {
 	}
 	d.Settings.Seed, d.Settings.Memory, d.Settings.Preview = m.Seed, m.Settings.Memory, m.Settings.Preview
 	var warn []string
+	d.Settings.Turbo = m.Settings.Turbo
+	for _, l := range m.Settings.LoRAs {
+		c := inspectLoRA(LoRAChoice{Path: l.Path, Strength: l.Strength, On: true})
+		if c.Problem != "" {
+			warn = append(warn, c.Name()+" can't be used ("+c.Problem+")")
+			c.On = false
+		}
+		d.Settings.LoRAs = append(d.Settings.LoRAs, c)
+	}
 	in := func(r *MediaRef, k media.Kind) Media {
 		if r == nil {
 			return Media{}

@@ -1,0 +1,142 @@
+package engine
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"h3studio/engine/dit"
+	"h3studio/engine/lora"
+)
+
+// LoRA is one LoRA of a request: a file, its strength and optionally the
+// alpha to assume (package lora; docs/lora.md).
+type LoRA = lora.Use
+
+// AppliedLoRA records what a LoRA did to a take (path, sha256, strength,
+// alpha and its source, what it could not apply).
+type AppliedLoRA = lora.Applied
+
+// ParseLoRA parses PATH[:STRENGTH[:ALPHA]].
+func ParseLoRA(s string) (LoRA, error) { return lora.ParseUse(s) }
+
+// Turbo presets: the distilled lightx2v / larryvrh Turbo LoRAs run 4 to 8
+// Euler passes without CFG, video shift 12 and audio shift 3 when trained
+// at 544p, video shift 6 at 768p (shared/research/formats-and-peers.md
+// §1.3). Steps counts passes, as h3.c's --steps does: diffusers' and
+// SGLang's num_inference_steps counts the N+1 sigma grid points instead,
+// so their 5 is a Turbo 4.
+var TurboSteps = []int{4, 6, 8}
+
+// Turbo shifts by canvas class.
+const (
+	TurboVideoShift544 = 12.0
+	TurboVideoShift768 = 6.0
+	TurboAudioShift    = 3.0
+)
+
+// turboShifts are the shifts of the Turbo preset for a w×h canvas: the
+// 768p class (1344×768 and its portrait, anything with a short edge of
+// 700 or more) uses shift 6, smaller canvases the 544p training's 12.
+func turboShifts(w, h int) (video, audio float64) {
+	if min(w, h) >= 700 {
+		return TurboVideoShift768, TurboAudioShift
+	}
+	return TurboVideoShift544, TurboAudioShift
+}
+
+// resolveLoRAs checks the request's LoRAs without reading their weights:
+// each file exists and is a regular file, strengths are finite.
+func resolveLoRAs(r Request) error {
+	for i, l := range r.LoRAs {
+		if l.Path == "" {
+			return reqErr("lora", "LoRA %d names no file", i+1)
+		}
+		st, err := os.Stat(l.Path)
+		if err != nil {
+			return reqErr("lora", "%s: %v", l.Path, err)
+		}
+		if !st.Mode().IsRegular() {
+			return reqErr("lora", "%s is not a file", l.Path)
+		}
+		if _, err := lora.ParseUse(l.String()); err != nil {
+			return reqErr("lora", "%v", err)
+		}
+	}
+	return nil
+}
+
+// loadLoRAs reads the request's LoRAs for transformer cfg.
+func loadLoRAs(cfg dit.Config, uses []LoRA) (dit.Adapters, []AppliedLoRA, error) {
+	if len(uses) == 0 {
+		return nil, nil, nil
+	}
+	ad, applied, err := lora.Load(cfg, uses)
+	if err != nil {
+		return nil, nil, fmt.Errorf("engine: %w", err)
+	}
+	return ad, applied, nil
+}
+
+// setAdapters gives the loaded transformer the take's adapters (releasing
+// its bound blocks when they change).
+func (m *models) setAdapters(ad dit.Adapters, key string) error {
+	m.adapters, m.adapterKey = ad, key
+	if m.dit == nil || m.ditAdapterKey == key {
+		return nil
+	}
+	if err := m.dit.SetAdapters(ad); err != nil {
+		return fmt.Errorf("engine: %w", err)
+	}
+	m.ditAdapterKey = key
+	return nil
+}
+
+// adapterKey identifies a set of applied LoRAs (content and strengths).
+func adapterKey(applied []AppliedLoRA, uses []LoRA) string {
+	k := ""
+	for i, a := range applied {
+		k += fmt.Sprintf("%s:%g:%g;", a.SHA256, a.Strength, uses[i].Alpha)
+	}
+	return k
+}
+
+// LoRAInfo summarises a LoRA file from its header (no weight is read).
+type LoRAInfo struct {
+	Format  string // key families, e.g. "diffusers/PEFT"
+	Modules int
+	Ranks   []int
+	Size    int64
+	Unknown int // tensors that name no MiniMax-H3 module
+}
+
+// Summary is a one-line description: "diffusers/PEFT, 312 modules, rank 128, 1.29 GiB".
+func (i LoRAInfo) Summary() string {
+	rs := make([]string, len(i.Ranks))
+	for k, r := range i.Ranks {
+		rs[k] = fmt.Sprint(r)
+	}
+	s := fmt.Sprintf("%s, %d modules", i.Format, i.Modules)
+	if len(rs) > 0 {
+		s += ", rank " + strings.Join(rs, "/")
+	}
+	s += fmt.Sprintf(", %.2f GiB", float64(i.Size)/(1<<30))
+	if i.Unknown > 0 {
+		s += fmt.Sprintf(", %d tensors it cannot apply", i.Unknown)
+	}
+	return s
+}
+
+// InspectLoRA reads a LoRA file's header and checks that it is a
+// MiniMax-H3 LoRA in a known format.
+func InspectLoRA(path string) (LoRAInfo, error) {
+	f, err := lora.ReadShapes(path)
+	if err != nil {
+		return LoRAInfo{}, err
+	}
+	var formats []string
+	for _, x := range f.Formats() {
+		formats = append(formats, string(x))
+	}
+	return LoRAInfo{Format: strings.Join(formats, " + "), Modules: len(f.Modules), Ranks: f.Ranks(), Size: f.Size, Unknown: len(f.Unknown)}, nil
+}
