@@ -54,6 +54,8 @@ func DecodeFloat32(dt DType, b []byte) []float32 {
 			out[i] = float32(int64(binary.LittleEndian.Uint64(b[8*i:])))
 		case I32:
 			out[i] = float32(int32(binary.LittleEndian.Uint32(b[4*i:])))
+		case U32:
+			out[i] = float32(binary.LittleEndian.Uint32(b[4*i:]))
 		case U8, Bool:
 			out[i] = float32(b[i])
 		case I8:
