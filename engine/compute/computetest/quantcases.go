@@ -108,4 +108,3 @@ func quantCases() []Case {
 
 // NumElements of an operand description.
 func (t Tensor) NumElements() int { return compute.Shape(t.Shape).NumElements() }
-
