@@ -299,7 +299,7 @@ func (m *models) loaded() []string {
 
 // ditOptions are the transformer's load options for a memory mode.
 func (s *Session) ditOptions(mode MemoryMode) dit.Options {
-	o := dit.Options{Oracles: s.opts.Oracles, Streaming: mode == MemoryStreaming}
+	o := dit.Options{Oracles: s.opts.Oracles, Streaming: mode == MemoryStreaming, Quant: s.opts.Quant}
 	if s.opts.ProfileForwards {
 		o.Profile = func(p dit.ForwardProfile) { s.forwards.Add(p) }
 	}

@@ -37,6 +37,23 @@ func (f QuantFormat) Validate(in int) error {
 	return nil
 }
 
+// ForWidth is the format a weight of in inputs is quantized with: f, or f
+// with group 32 (the smallest group MLX offers) when f's group does not
+// divide in; ok is false when neither does (the weight stays unquantized).
+// Every width of the released DiT is a multiple of 64; the tiny test models'
+// are not all.
+func (f QuantFormat) ForWidth(in int) (QuantFormat, bool) {
+	if f.Validate(in) == nil {
+		return f, true
+	}
+	g := f
+	g.GroupSize = 32
+	if g.Validate(in) == nil {
+		return g, true
+	}
+	return f, false
+}
+
 // PerWord is the number of codes one uint32 word holds.
 func (f QuantFormat) PerWord() int { return 32 / f.Bits }
 

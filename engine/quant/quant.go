@@ -139,3 +139,37 @@ func FromMLX(m MLX, out, in int, f compute.QuantFormat) ([]uint32, error) {
 	}
 	return rows, nil
 }
+
+// Names are the spellings of --quant and of the memory modes' suffixes.
+const (
+	NameInt8 = "int8"
+	NameInt4 = "int4"
+)
+
+// Parse reads a --quant value: "int8" or "int4" (group 64), or "" / "bf16"
+// for unquantized weights (the zero format).
+func Parse(s string) (compute.QuantFormat, error) {
+	switch s {
+	case "", "bf16", "none":
+		return compute.QuantFormat{}, nil
+	case NameInt8:
+		return compute.Int8, nil
+	case NameInt4:
+		return compute.Int4, nil
+	}
+	return compute.QuantFormat{}, fmt.Errorf("quant: %q: want int8, int4 or bf16", s)
+}
+
+// Name is the --quant spelling of f ("" for unquantized weights).
+func Name(f compute.QuantFormat) string {
+	switch f {
+	case compute.Int8:
+		return NameInt8
+	case compute.Int4:
+		return NameInt4
+	}
+	if f.Bits == 0 {
+		return ""
+	}
+	return f.String()
+}
