@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"h3studio/engine/atomicfile"
 	"math"
 	"os"
 	"path/filepath"
@@ -162,5 +163,8 @@ func writeRatesFile(path string, f *ratesFile) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	return WriteFileAtomic(path, append(b, '\n'))
+	if err := atomicfile.WriteFile(path, append(b, '\n')); err != nil {
+		return fmt.Errorf("engine: %w", err)
+	}
+	return nil
 }
