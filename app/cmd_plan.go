@@ -59,6 +59,7 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 	textRows := fs.Int("text-rows", plan.DefaultTextRows, "text rows (prompt tokens)")
 	memory := fs.String("memory", "", "print only one residency mode: resident or streaming (default both)")
 	only := fs.String("component", "", "comma-separated components to plan (default all: "+strings.Join(plan.Components(), ", ")+")")
+	mf := addMemoryFlags(fs) // cmd_plan_memory.go
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: h3studio plan [flags]")
 		fmt.Fprintln(stderr, "Runs the model code shape-only over the released configuration (no weights) and prints,")
@@ -110,6 +111,12 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	q := plan.Query{Canvas: c, Frames: *frames, Keyframes: *keyframes, TextRows: *textRows, Controls: ctl}
+	if code, done := mf.run(q, stdout, stderr); done {
+		return code
+	}
+	if planQuery != nil {
+		q, planQuery = *planQuery, nil
+	}
 	var names []string
 	if *only != "" {
 		names = strings.Split(*only, ",")

@@ -75,7 +75,7 @@ func runDiT(cfg dit.Config, lay *layout.Layout, grid [3]int, q Query, steps []de
 	defer compute.Recover(&err)
 	ctx := context.Background()
 	mb := meta.New()
-	m, err := dit.Open(mb, safetensors.NewBinder("dit", dit.PlanningSource(cfg, dit.OriginalLayout), mb.Weights()), cfg, dit.Options{Streaming: streaming})
+	m, err := dit.Open(mb, safetensors.NewBinder("dit", dit.PlanningSource(cfg, dit.OriginalLayout), mb.Weights()), cfg, dit.Options{Streaming: streaming, Quant: q.Quant})
 	if err != nil {
 		return r, err
 	}

@@ -15,6 +15,7 @@ import (
 	"sort"
 	"sync"
 
+	"h3studio/engine/compute"
 	"h3studio/engine/denoise"
 	"h3studio/engine/layout"
 	"h3studio/engine/prompt"
@@ -32,6 +33,9 @@ type Query struct {
 	// Controls are the speed controls (steps, reuse, layers, core reuse,
 	// token reduction).
 	Controls denoise.Controls
+	// Quant quantizes the DiT's block weights (dit.Options.Quant); the zero
+	// value is BF16.
+	Quant compute.QuantFormat
 }
 
 // Defaults of a Query.
