@@ -17,7 +17,7 @@ func (b *Backend) MatMul(dst, x, w, bias *compute.Tensor) {
 	flops := 2 * float64(M) * float64(N) * float64(K)
 	b.count(flops)
 	if _, _, ok := w.Quant(); ok {
-		b.quantMatMul(dst, x, w, bias) // ops_quant.go
+		b.quantMatMul(dst, x, w, bias, M, N, K) // ops_quant.go
 		return
 	}
 	if M == 0 || N == 0 {
