@@ -208,7 +208,7 @@ func (s *Session) loadVideoVAE(m *models) error {
 	if c == nil {
 		return fmt.Errorf("engine: the model folder has no %s video VAE", m.part)
 	}
-	v, err := videovae.Open(s.opts.Backend, c, nil)
+	v, err := videovae.Open(s.opts.Backend, c, &videovae.Options{StreamBlocks: s.opts.StreamVideoDecoder})
 	if err != nil {
 		return s.componentError(c, "video VAE", err)
 	}

@@ -29,9 +29,12 @@ type Options struct {
 	Opener   media.Opener    // reference media decoder; nil: media.Open (the build's platform)
 	Memory   MemoryMode      // default memory mode for requests that leave it empty
 	// Quant, when set, quantizes the DiT's block weights (dit.Options.Quant).
-	Quant   compute.QuantFormat
-	Oracles compute.Oracles // slower reference paths for A/B diagnosis
-	Logger  *slog.Logger    // diagnostics; nil discards them
+	Quant compute.QuantFormat
+	// StreamVideoDecoder binds the video decoder's blocks one at a time,
+	// stage by stage across a window's tiles (videovae.Options.StreamBlocks).
+	StreamVideoDecoder bool
+	Oracles            compute.Oracles // slower reference paths for A/B diagnosis
+	Logger             *slog.Logger    // diagnostics; nil discards them
 	// CacheDir, when set, mirrors the conditioning cache to disk (it then
 	// survives restarts).
 	CacheDir string

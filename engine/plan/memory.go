@@ -9,9 +9,11 @@ import (
 )
 
 // Memory modes: where the DiT's weights live and in what precision. The
-// other components are the same in every mode: the text encoder runs once
-// per prompt (resident when it fits the budget, else its layers streamed),
-// the decoders load whole in their own phase. Phases run one after another
+// text encoder runs once per prompt, resident when it fits the budget, else
+// its layers streamed; the video decoder streams its blocks stage by stage
+// across the tiles in the streaming modes and wherever its resident peak
+// does not fit (same pixels, each block read once); the audio decoder loads
+// whole. Phases run one after another
 // and each releases its component before the next loads, so a request's
 // end-to-end peak is its largest phase with everything that phase holds.
 
@@ -178,8 +180,12 @@ func PlanModes(q Query, budget int64, modes []Mode) ([]ModePlan, error) {
 			dp.Residency, dp.Storage = "streaming", d.Streaming
 		}
 		mp.DiT = dp.Storage
-		mp.Phases = []Phase{tp, dp,
-			{Name: "video-decode", Component: "video-vae", Residency: "resident", Storage: ests["video-vae"].Resident},
+		v := ests["video-vae"]
+		vp := Phase{Name: "video-decode", Component: "video-vae", Residency: "resident", Storage: v.Resident}
+		if m.Streaming || v.Resident.Peak > budget {
+			vp.Residency, vp.Storage = "streaming", v.Streaming
+		}
+		mp.Phases = []Phase{tp, dp, vp,
 			{Name: "audio-decode", Component: "audio-vae", Residency: "resident", Storage: ests["audio-vae"].Resident},
 		}
 		for _, p := range mp.Phases {

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"strings"
 	"testing"
 
 	"h3studio/engine/compute"
@@ -61,9 +62,15 @@ func TestChooseAcrossMacs(t *testing.T) {
 		t.Errorf("24 GiB with an 11 GiB working set: %s", c.Chosen.Mode.Name)
 	}
 	// Nothing fits: the lowest peak, said to swap.
-	c, _ := Choose(q, 8*giB, 0, Balanced, nil)
-	if c.Chosen.Fits || c.Chosen.Mode.Name != "streaming" {
-		t.Errorf("8 GiB: %s fits %v", c.Chosen.Mode.Name, c.Chosen.Fits)
+	c, _ := Choose(q, 2*giB, 0, Balanced, nil)
+	if c.Chosen.Fits || c.Chosen.Mode.Name != "streaming" || !strings.Contains(c.Why, "swap") {
+		t.Errorf("2 GiB: %s fits %v (%s)", c.Chosen.Mode.Name, c.Chosen.Fits, c.Why)
+	}
+	// 16 GiB streams the video decoder too: the decode no longer holds all
+	// of its 9 GiB of weights.
+	c, _ = Choose(q, 16*giB, 0, Balanced, nil)
+	if v := c.Chosen.Phases[2]; v.Residency != "streaming" || v.Storage.Peak > 3*giB {
+		t.Errorf("16 GiB video decode: %s, %.2f GiB", v.Residency, float64(v.Storage.Peak)/float64(giB))
 	}
 }
 
