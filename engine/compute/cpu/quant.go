@@ -59,10 +59,36 @@ func packQuantRows(t *compute.Tensor) packer {
 				p := row[cw+g]
 				s, b := compute.BF16ToF32(uint16(p)), compute.BF16ToF32(uint16(p>>16))
 				base := (g*f.GroupSize - k0) * gemmNR
-				for wi, w := range row[g*gw : (g+1)*gw] {
-					d := dst[base+wi*pw*gemmNR+j:]
-					for i := 0; i < pw; i++ {
-						d[i*gemmNR] = float32(float32(w>>(uint(i)*bits)&mask)*s) + b
+				codes := row[g*gw : (g+1)*gw]
+				switch bits {
+				case 8:
+					for wi, w := range codes {
+						d := dst[base+wi*4*gemmNR+j:]
+						_ = d[3*gemmNR]
+						d[0] = float32(float32(w&0xff)*s) + b
+						d[gemmNR] = float32(float32(w>>8&0xff)*s) + b
+						d[2*gemmNR] = float32(float32(w>>16&0xff)*s) + b
+						d[3*gemmNR] = float32(float32(w>>24)*s) + b
+					}
+				case 4:
+					for wi, w := range codes {
+						d := dst[base+wi*8*gemmNR+j:]
+						_ = d[7*gemmNR]
+						d[0] = float32(float32(w&0xf)*s) + b
+						d[gemmNR] = float32(float32(w>>4&0xf)*s) + b
+						d[2*gemmNR] = float32(float32(w>>8&0xf)*s) + b
+						d[3*gemmNR] = float32(float32(w>>12&0xf)*s) + b
+						d[4*gemmNR] = float32(float32(w>>16&0xf)*s) + b
+						d[5*gemmNR] = float32(float32(w>>20&0xf)*s) + b
+						d[6*gemmNR] = float32(float32(w>>24&0xf)*s) + b
+						d[7*gemmNR] = float32(float32(w>>28)*s) + b
+					}
+				default:
+					for wi, w := range codes {
+						d := dst[base+wi*pw*gemmNR+j:]
+						for i := 0; i < pw; i++ {
+							d[i*gemmNR] = float32(float32(w>>(uint(i)*bits)&mask)*s) + b
+						}
 					}
 				}
 			}
