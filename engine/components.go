@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 
@@ -41,6 +42,7 @@ type models struct {
 
 	text  *qwen3vl.Model
 	ditCk *safetensors.Checkpoint
+	ditQC *safetensors.Checkpoint // the quantized cache (quantcache.go), or nil
 	dit   *dit.Model
 	vvae  *videovae.Model
 	avae  *audiovae.Model
@@ -189,12 +191,16 @@ func (s *Session) loadDiT(m *models, mode MemoryMode) error {
 		return s.componentError(c, "transformer", err)
 	}
 	b := s.opts.Backend
-	dm, err := dit.Open(b, safetensors.NewBinder("dit", ck, b), m.dcfg, s.ditOptions(mode))
+	src, qc := s.ditSource(context.Background(), m.ditDir, ck)
+	dm, err := dit.Open(b, safetensors.NewBinder("dit", src, b), m.dcfg, s.ditOptions(mode))
 	if err != nil {
 		ck.Close()
+		if qc != nil {
+			qc.Close()
+		}
 		return s.componentError(c, "transformer", err)
 	}
-	m.dit, m.ditCk = dm, ck
+	m.dit, m.ditCk, m.ditQC = dm, ck, qc
 	s.counters.Loads.Add(1)
 	return nil
 }
@@ -258,6 +264,10 @@ func (m *models) releaseDiT() {
 	if m.ditCk != nil {
 		m.ditCk.Close()
 		m.ditCk = nil
+	}
+	if m.ditQC != nil {
+		m.ditQC.Close()
+		m.ditQC = nil
 	}
 }
 

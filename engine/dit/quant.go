@@ -2,6 +2,7 @@ package dit
 
 import (
 	"encoding/binary"
+	"strings"
 
 	"h3studio/engine/compute"
 	"h3studio/engine/quant"
@@ -10,8 +11,9 @@ import (
 
 // bindWeight binds the linear weight name.weight [out, in]: as dt when q
 // has no bits, else quantized to q (Options.Quant). A quantized weight
-// comes from MLX's form when the source holds it (name.weight U32 codes,
-// name.scales and name.biases: an MLX-format file or the quantized cache)
+// comes from MLX's form when the source holds it (name.scales and
+// name.biases with the U32 codes in name.qweight — the quantized cache,
+// quant.Overlay — or in name.weight, as an MLX-format file names them)
 // and is quantized from the stored BF16 weight otherwise; a data-less
 // planning source yields storage of the quantized size. A width q's group
 // does not divide is quantized in groups of 32 (compute.QuantFormat.ForWidth).
@@ -25,10 +27,14 @@ func bindWeight(w *safetensors.Binder, name string, dt compute.DType, q compute.
 	}
 	b := w.Backend()
 	var rows []uint32
-	if w.Has(name + ".scales") {
-		_, wd, ok1 := w.Raw(name+".weight", out, q.CodeWords(in))
-		_, sd, ok2 := w.Raw(name+".scales", out, q.Groups(in))
-		_, bd, ok3 := w.Raw(name+".biases", out, q.Groups(in))
+	if w.Has(name + quant.SuffixScales) {
+		codes := name + ".weight" // an MLX-format file
+		if w.Has(name + quant.SuffixCodes) {
+			codes = name + quant.SuffixCodes // the quantized cache (quant.Overlay)
+		}
+		_, wd, ok1 := w.Raw(codes, out, q.CodeWords(in))
+		_, sd, ok2 := w.Raw(name+quant.SuffixScales, out, q.Groups(in))
+		_, bd, ok3 := w.Raw(name+quant.SuffixBiases, out, q.Groups(in))
 		if !ok1 || !ok2 || !ok3 {
 			return nil
 		}
@@ -92,4 +98,24 @@ func u16s(b []byte) []uint16 {
 		v[i] = binary.LittleEndian.Uint16(b[2*i:])
 	}
 	return v
+}
+
+// QuantizedWeight reports whether the checkpoint tensor name is one that
+// Options.Quant quantizes: an attention or feed-forward projection weight
+// of a block or token-refiner block, in either layout (the quantized
+// cache's selection, quant.BuildOptions.Select).
+func QuantizedWeight(name string) bool {
+	for _, l := range []WeightLayout{OriginalLayout, DiffusersLayout} {
+		n := names{l}
+		if !strings.HasPrefix(name, strings.SplitN(n.block(0), "0", 2)[0]) && !strings.HasPrefix(name, strings.SplitN(n.refinerBlock(0), "0", 2)[0]) {
+			continue
+		}
+		s := n.qkvSplit()
+		for _, suf := range []string{n.qkvFused(), s[0], s[1], s[2], n.attnOut(), n.fc1(), n.fc2()} {
+			if strings.HasSuffix(name, "."+suf+".weight") {
+				return true
+			}
+		}
+	}
+	return false
 }
