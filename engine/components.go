@@ -111,7 +111,7 @@ func (s *Session) partitionInfo(part snapshot.Partition) (*partInfo, error) {
 	if pi.dcfg, err = dit.ReadConfig(tr.ConfigDir); err != nil {
 		return nil, s.componentError(tr, "transformer", err)
 	}
-	if err := checkTransformerHeaders(tr.Dir, pi.dcfg); err != nil {
+	if err := checkTransformerHeaders(tr.Dir, pi.dcfg, s.opts.Quant); err != nil {
 		return nil, s.componentError(tr, "transformer", err)
 	}
 	if pi.dcfg.TextDim != pi.qcfg.Text.HiddenSize {
@@ -322,7 +322,7 @@ func (s *Session) ditOptions(mode MemoryMode) dit.Options {
 // shape, nothing else. Plan runs the model shape-only from the config, so a
 // corrupt config.json (num_layers 100000000, latents_dim 1e8) must be
 // refused here, naming the rule, rather than planned until memory runs out.
-func checkTransformerHeaders(dir string, cfg dit.Config) (err error) {
+func checkTransformerHeaders(dir string, cfg dit.Config, q compute.QuantFormat) (err error) {
 	defer compute.Recover(&err)
 	ck, err := safetensors.ValidateDir(dir)
 	if err != nil {
@@ -330,7 +330,7 @@ func checkTransformerHeaders(dir string, cfg dit.Config) (err error) {
 	}
 	defer ck.Close()
 	mb := meta.New()
-	m, err := dit.Open(mb, safetensors.NewBinder("dit", headersOnly{ck}, mb.Weights()), cfg, dit.Options{})
+	m, err := dit.Open(mb, safetensors.NewBinder("dit", headersOnly{ck}, mb.Weights()), cfg, dit.Options{Quant: q}) // an MLX-format file needs its --quant
 	if err != nil {
 		return err
 	}

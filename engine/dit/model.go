@@ -157,6 +157,8 @@ func Open(b compute.Backend, w *safetensors.Binder, cfg Config, opts Options) (m
 		switch {
 		case !ok:
 			w.Fail("missing tensor %s (%s)", s.name, n.l)
+		case info.DType == compute.U32 && QuantizedWeight(s.name):
+			checkMLXWeight(w, s.name, info, s.shape, opts.Quant) // quant.go
 		case !info.Shape.Equal(compute.Shape(s.shape)):
 			w.Fail("%s: want shape %v, have %s%v", s.name, compute.Shape(s.shape), info.DType, info.Shape)
 		case !info.DType.IsFloat():

@@ -119,3 +119,34 @@ func QuantizedWeight(name string) bool {
 	}
 	return false
 }
+
+// checkMLXWeight checks an MLX-format quantized weight name (U32 codes
+// [out, in·bits/32] with name's .scales and .biases [out, in/group]) of the
+// expected float shape [out, in] against the format q the model is opened
+// with, and marks its scales and biases used.
+func checkMLXWeight(w *safetensors.Binder, name string, info safetensors.TensorInfo, shape []int, q compute.QuantFormat) {
+	base := strings.TrimSuffix(name, ".weight")
+	out, in := shape[0], shape[1]
+	if len(info.Shape) != 2 || info.Shape[0] != out || info.Shape[1] <= 0 || (32*info.Shape[1])%in != 0 {
+		w.Fail("%s: U32%v is not the MLX quantization of a [%d, %d] weight", name, info.Shape, out, in)
+		return
+	}
+	bits := 32 * info.Shape[1] / in
+	if q.Bits == 0 {
+		w.Fail("%s: quantized to %d bits (MLX format): open it with --quant int%d", name, bits, bits)
+		return
+	}
+	g, ok := q.ForWidth(in)
+	if !ok || g.Bits != bits {
+		w.Fail("%s: quantized to %d bits (MLX format), opened as %s", name, bits, q)
+		return
+	}
+	for _, suf := range []string{quant.SuffixScales, quant.SuffixBiases} {
+		si, ok := w.Info(base + suf)
+		if !ok || si.DType != compute.BF16 || !si.Shape.Equal(compute.Shape{out, g.Groups(in)}) {
+			w.Fail("%s%s: want BF16[%d, %d] (MLX %s, group %d)", base, suf, out, g.Groups(in), q, g.GroupSize)
+			continue
+		}
+		w.Skip(base + suf)
+	}
+}
