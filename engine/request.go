@@ -12,6 +12,7 @@ import (
 	"image"
 	"time"
 
+	"h3studio/engine/denoise"
 	"h3studio/engine/dit"
 	"h3studio/engine/layout"
 	"h3studio/engine/media"
@@ -234,4 +235,10 @@ func ReferenceLabels(refs []Reference) []ReferenceLabel {
 		out = append(out, ReferenceLabel{Label: l, Kind: r.Kind, Path: r.Path, Audio: r.Audio})
 	}
 	return out
+}
+
+// controls are the request's speed controls as the denoising loop takes
+// them.
+func (r Request) controls() denoise.Controls {
+	return denoise.Controls{Steps: r.Steps, Reuse: r.Reuse, Layers: r.Layers, CoreReuse: r.CoreReuse, TokenReduction: r.TokenReduction}
 }

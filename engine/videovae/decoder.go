@@ -2,7 +2,6 @@ package videovae
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 
@@ -196,9 +195,9 @@ func (d *Decoder) rope(b compute.Backend, tw, h, w int) (cos, sin *compute.Tenso
 	half := d.cfg.RotaryDim() / 2
 	S := len(c) / max(half, 1)
 	ct, err := compute.FromFloat32(b, compute.F32, compute.Shape{S, half}, c)
-	try(err)
+	compute.Try(err)
 	st, err := compute.FromFloat32(b, compute.F32, compute.Shape{S, half}, s)
-	try(err)
+	compute.Try(err)
 	for k, v := range d.ropeCache { // keep one geometry resident
 		b.Free(v[0], v[1])
 		delete(d.ropeCache, k)
@@ -242,7 +241,7 @@ func (d *Decoder) Forward(b compute.Backend, z *Volume) (out *Volume, err error)
 // emit, when set, receives each finished tile (and the result then holds
 // nil for it). ctx is checked before each tile (resident) or stage (streamed).
 func (d *Decoder) ForwardTiles(ctx context.Context, b compute.Backend, zs []*Volume, emit func(i int, pix *Volume) error) (outs []*Volume, err error) {
-	defer catch(&err)
+	defer compute.Recover(&err)
 	cfg := d.cfg
 	for _, z := range zs {
 		if z.C != cfg.LatentChannels {
@@ -372,7 +371,7 @@ func (d *Decoder) begin(b compute.Backend, z *Volume) *tileState {
 	S := n + R + 1
 	st := &tileState{b: b, z: z, n: n, S: S}
 	tok := a.New(compute.F32, n, cfg.LatentChannels)
-	try(b.Upload(tok, compute.EncodeFloat32(compute.F32, tokens(z))))
+	compute.Try(b.Upload(tok, compute.EncodeFloat32(compute.F32, tokens(z))))
 	pq := a.New(compute.F32, n, cfg.LatentChannels)
 	d.postQuant.Forward(b, pq, tok)
 	x := a.New(compute.F32, S, D)
@@ -467,33 +466,4 @@ func unpatchify(rows []float32, C, pt, p, T, h, w int) *Volume {
 		}
 	}
 	return o
-}
-
-// failure carries an error out of deep model code to the entry point's catch.
-type failure struct{ err error }
-
-// try panics with a failure when err is set (an upload or download fault).
-func try(err error) {
-	if err != nil {
-		panic(failure{err})
-	}
-}
-
-// catch converts a failure, an *compute.AllocError or a cancellation panic
-// into *err; other panics (bugs) propagate.
-func catch(err *error) {
-	r := recover()
-	if r == nil {
-		return
-	}
-	if f, ok := r.(failure); ok {
-		*err = f.err
-		return
-	}
-	var ae *compute.AllocError
-	if e, ok := r.(error); ok && (errors.As(e, &ae) || errors.Is(e, context.Canceled) || errors.Is(e, context.DeadlineExceeded)) {
-		*err = e
-		return
-	}
-	panic(r)
 }
