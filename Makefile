@@ -37,7 +37,7 @@ endif
 
 # Python test peers (never runtime dependencies of the app), in a virtualenv outside the module.
 PY_VENV          ?= $(HOME)/.cache/h3studio/venv
-PY_TEST_PACKAGES := huggingface_hub==2.4.0 openai==3.57.0
+PY_TEST_PACKAGES := huggingface_hub==2.4.0 openai==3.57.0 mlx[cpu]==0.32.4 numpy
 deps-python:
 	@if [ "$$(cat "$(PY_VENV)/.installed" 2>/dev/null)" != "$(PY_TEST_PACKAGES)" ]; then \
 		echo "make deps: installing Python test peers into $(PY_VENV)"; \

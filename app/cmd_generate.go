@@ -12,7 +12,9 @@ import (
 	"syscall"
 
 	"h3studio/engine"
+	"h3studio/engine/compute"
 	"h3studio/engine/media"
+	"h3studio/engine/quant"
 )
 
 func init() {
@@ -27,6 +29,7 @@ type generateArgs struct {
 	framesDir string
 	profile   bool
 	ssd       bool
+	quant     compute.QuantFormat // --quant: the DiT's linear weights quantized
 	backend   string
 	help      bool
 	req       engine.Request
@@ -72,6 +75,7 @@ const generateUsage = `usage: h3studio generate -d MODEL_DIR -p PROMPT [-o OUTPU
       --wav PATH           also write the sound as WAV
       --profile            print per-phase timing and storage
       --ssd-streaming      stream DiT blocks from disk (low memory)
+      --quant Q            int8 or int4: the DiT's block weights quantized (group 64), or bf16
       --backend NAME       auto (Metal when usable, else CPU), metal or cpu
       --server URL         run the take on a /v1/videos server (SGLang Diffusion or
                            h3studio serve) and download its MP4; -d is then optional
@@ -276,6 +280,11 @@ func parseGenerateArgs(args []string) (generateArgs, error) {
 		case "ssd-streaming":
 			a.ssd = true
 			r.Memory = engine.MemoryStreaming
+		case "quant":
+			var v string
+			if v, err = next(); err == nil {
+				a.quant, err = quant.Parse(v)
+			}
 		default:
 			return a, fmt.Errorf("unknown flag %s", arg)
 		}

@@ -65,6 +65,7 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 		return err
 	})
 	only := fs.String("component", "", "comma-separated components to plan (default all: "+strings.Join(plan.Components(), ", ")+")")
+	mf := addMemoryFlags(fs) // cmd_plan_memory.go
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: h3studio plan [flags]")
 		fmt.Fprintln(stderr, "Runs the model code shape-only over the released configuration (no weights) and prints,")
@@ -116,6 +117,12 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	q := plan.Query{Canvas: c, Frames: *frames, Keyframes: *keyframes, TextRows: *textRows, Controls: ctl, LoRAs: loras}
+	if code, done := mf.run(q, stdout, stderr); done {
+		return code
+	}
+	if planQuery != nil {
+		q, planQuery = *planQuery, nil
+	}
 	var names []string
 	if *only != "" {
 		names = strings.Split(*only, ",")

@@ -26,7 +26,7 @@ func generate(ctx context.Context, a generateArgs, stdout, stderr io.Writer) int
 		return 2
 	}
 	defer b.Close()
-	s, err := engine.Open(engine.Options{ModelDir: a.modelDir, Backend: b, Memory: a.req.Memory, Oracles: oracles, ProfileForwards: a.profile, RatesFile: ratesFile()})
+	s, err := engine.Open(engine.Options{ModelDir: a.modelDir, Backend: b, Memory: a.req.Memory, Quant: a.quant, StreamVideoDecoder: a.ssd, Oracles: oracles, ProfileForwards: a.profile, RatesFile: ratesFile()})
 	if err != nil {
 		fmt.Fprintf(stderr, "h3studio generate: %v\n", err)
 		return 1

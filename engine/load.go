@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 
@@ -39,6 +40,7 @@ type models struct {
 
 	text  *qwen3vl.Model
 	ditCk *safetensors.Checkpoint
+	ditQC *safetensors.Checkpoint // the quantized cache (quantcache.go), or nil
 	dit   *dit.Model
 	vvae  *videovae.Model
 	avae  *audiovae.Model
@@ -112,7 +114,7 @@ func (s *Session) partitionInfo(part snapshot.Partition) (*partInfo, error) {
 	if pi.dcfg, err = dit.ReadConfig(tr.ConfigDir); err != nil {
 		return nil, s.componentError(tr, "transformer", err)
 	}
-	if err := dit.CheckCheckpoint(tr.Dir, pi.dcfg); err != nil {
+	if err := dit.CheckCheckpointQuant(tr.Dir, pi.dcfg, s.opts.Quant); err != nil {
 		return nil, s.componentError(tr, "transformer", err)
 	}
 	if pi.dcfg.TextDim != pi.qcfg.Text.HiddenSize {
@@ -246,14 +248,18 @@ func (s *Session) loadDiT(m *models, mode MemoryMode) error {
 		return s.componentError(c, "transformer", err)
 	}
 	b := s.opts.Backend
+	src, qc := s.ditSource(context.Background(), m.ditDir, ck)
 	o := s.ditOptions(mode)
 	o.Adapters = m.adapters
-	dm, err := dit.Open(b, safetensors.NewBinder("dit", ck, b), m.dcfg, o)
+	dm, err := dit.Open(b, safetensors.NewBinder("dit", src, b), m.dcfg, o)
 	if err != nil {
 		ck.Close()
+		if qc != nil {
+			qc.Close()
+		}
 		return s.componentError(c, "transformer", err)
 	}
-	m.dit, m.ditCk, m.ditAdapterKey = dm, ck, m.adapterKey
+	m.dit, m.ditCk, m.ditQC, m.ditAdapterKey = dm, ck, qc, m.adapterKey
 	s.counters.Loads.Add(1)
 	return nil
 }
@@ -267,7 +273,7 @@ func (s *Session) loadVideoVAE(m *models) error {
 	if c == nil {
 		return fmt.Errorf("engine: the model folder has no %s video VAE", m.part)
 	}
-	v, err := videovae.Open(s.opts.Backend, c, nil)
+	v, err := videovae.Open(s.opts.Backend, c, &videovae.Options{StreamBlocks: s.opts.StreamVideoDecoder})
 	if err != nil {
 		return s.componentError(c, "video VAE", err)
 	}
@@ -318,6 +324,10 @@ func (m *models) releaseDiT() {
 		m.ditCk.Close()
 		m.ditCk = nil
 	}
+	if m.ditQC != nil {
+		m.ditQC.Close()
+		m.ditQC = nil
+	}
 }
 
 func (m *models) releaseVAEs() {
@@ -358,7 +368,7 @@ func (m *models) loaded() []string {
 
 // ditOptions are the transformer's load options for a memory mode.
 func (s *Session) ditOptions(mode MemoryMode) dit.Options {
-	o := dit.Options{Oracles: s.opts.Oracles, Streaming: mode == MemoryStreaming}
+	o := dit.Options{Oracles: s.opts.Oracles, Streaming: mode == MemoryStreaming, Quant: s.opts.Quant}
 	if s.opts.ProfileForwards {
 		o.Profile = func(p dit.ForwardProfile) { s.forwards.Add(p) }
 	}

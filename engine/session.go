@@ -29,8 +29,13 @@ type Options struct {
 	Backend  compute.Backend // built by app/ (Metal on macOS when present, else CPU)
 	Opener   media.Opener    // reference media decoder; nil: media.Open (the build's platform)
 	Memory   MemoryMode      // default memory mode for requests that leave it empty
-	Oracles  compute.Oracles // slower reference paths for A/B diagnosis
-	Logger   *slog.Logger    // diagnostics; nil discards them
+	// Quant, when set, quantizes the DiT's block weights (dit.Options.Quant).
+	Quant compute.QuantFormat
+	// StreamVideoDecoder binds the video decoder's blocks one at a time,
+	// stage by stage across a window's tiles (videovae.Options.StreamBlocks).
+	StreamVideoDecoder bool
+	Oracles            compute.Oracles // slower reference paths for A/B diagnosis
+	Logger             *slog.Logger    // diagnostics; nil discards them
 	// CacheDir, when set, mirrors the conditioning cache to disk (it then
 	// survives restarts).
 	CacheDir string

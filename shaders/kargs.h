@@ -285,4 +285,16 @@ struct kargs_attention {
     uint round_probs;
 };
 
+// qmatmul.metal
+struct kargs_qgemm {
+    uint m;
+    uint n;
+    uint k;
+    uint row_words; // uint32 words per weight row: the code words, then one per group
+    uint code_words;
+    uint group_size;
+    uint bias_dt;
+    uint has_bias;
+};
+
 #endif

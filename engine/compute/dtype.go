@@ -21,10 +21,13 @@ const (
 	U8
 	I8
 	Bool
+	// U32 holds packed words (the 4- and 8-bit codes of quantized weights,
+	// safetensors "U32").
+	U32
 )
 
-var dtypeNames = [...]string{Invalid: "invalid", F32: "F32", F16: "F16", BF16: "BF16", F64: "F64", I64: "I64", I32: "I32", U8: "U8", I8: "I8", Bool: "BOOL"}
-var dtypeSizes = [...]int{Invalid: 0, F32: 4, F16: 2, BF16: 2, F64: 8, I64: 8, I32: 4, U8: 1, I8: 1, Bool: 1}
+var dtypeNames = [...]string{Invalid: "invalid", F32: "F32", F16: "F16", BF16: "BF16", F64: "F64", I64: "I64", I32: "I32", U8: "U8", I8: "I8", Bool: "BOOL", U32: "U32"}
+var dtypeSizes = [...]int{Invalid: 0, F32: 4, F16: 2, BF16: 2, F64: 8, I64: 8, I32: 4, U8: 1, I8: 1, Bool: 1, U32: 4}
 
 // String returns the safetensors spelling of d.
 func (d DType) String() string {
@@ -46,7 +49,9 @@ func (d DType) Size() int {
 func (d DType) IsFloat() bool { return d == F32 || d == F16 || d == BF16 || d == F64 }
 
 // IsInt reports whether d is an integer type.
-func (d DType) IsInt() bool { return d == I64 || d == I32 || d == U8 || d == I8 || d == Bool }
+func (d DType) IsInt() bool {
+	return d == I64 || d == I32 || d == U8 || d == I8 || d == Bool || d == U32
+}
 
 // ParseDType parses a safetensors dtype string.
 func ParseDType(s string) (DType, error) {

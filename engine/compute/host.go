@@ -54,6 +54,8 @@ func DecodeFloat32(dt DType, b []byte) []float32 {
 			out[i] = float32(int64(binary.LittleEndian.Uint64(b[8*i:])))
 		case I32:
 			out[i] = float32(int32(binary.LittleEndian.Uint32(b[4*i:])))
+		case U32:
+			out[i] = float32(binary.LittleEndian.Uint32(b[4*i:]))
 		case U8, Bool:
 			out[i] = float32(b[i])
 		case I8:
@@ -74,6 +76,8 @@ func EncodeInt64(dt DType, v []int64) []byte {
 			binary.LittleEndian.PutUint64(out[8*i:], uint64(x))
 		case I32:
 			binary.LittleEndian.PutUint32(out[4*i:], uint32(int32(x)))
+		case U32:
+			binary.LittleEndian.PutUint32(out[4*i:], uint32(x))
 		case U8, Bool, I8:
 			out[i] = uint8(x)
 		case F64:
@@ -97,6 +101,8 @@ func DecodeInt64(dt DType, b []byte) []int64 {
 			out[i] = int64(binary.LittleEndian.Uint64(b[8*i:]))
 		case I32:
 			out[i] = int64(int32(binary.LittleEndian.Uint32(b[4*i:])))
+		case U32:
+			out[i] = int64(binary.LittleEndian.Uint32(b[4*i:]))
 		case U8, Bool:
 			out[i] = int64(b[i])
 		case I8:

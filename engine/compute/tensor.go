@@ -21,6 +21,7 @@ type Tensor struct {
 	buf   Buffer
 	off   int64
 	name  string
+	q     *quantView // non-nil for a quantized weight (quant.go)
 }
 
 // NewTensor wraps storage a backend owns. It is for backends; model code gets
@@ -74,16 +75,23 @@ func (t *Tensor) String() string {
 	if t == nil {
 		return "<nil tensor>"
 	}
-	if t.name != "" {
-		return t.name + " " + t.dtype.String() + t.shape.String()
+	desc := t.dtype.String() + t.shape.String()
+	if t.q != nil {
+		desc = fmt.Sprintf("%s[%d, %d] in %s", t.q.f, t.shape[0], t.q.in, desc)
 	}
-	return t.dtype.String() + t.shape.String()
+	if t.name != "" {
+		return t.name + " " + desc
+	}
+	return desc
 }
 
 // Reshape returns a view with the same data and a new shape. One dimension may
 // be -1 and is inferred. It panics when the element counts differ.
 func (t *Tensor) Reshape(shape ...int) *Tensor {
 	s := Shape(append([]int(nil), shape...))
+	if t.q != nil && !s.Equal(t.shape) {
+		panic(fmt.Sprintf("compute: reshape of the quantized weight %v", t))
+	}
 	infer := -1
 	n := 1
 	for i, d := range s {
@@ -105,7 +113,7 @@ func (t *Tensor) Reshape(shape ...int) *Tensor {
 	if s.NumElements() != t.NumElements() {
 		panic(fmt.Sprintf("compute: reshape %v to %v: element counts differ", t, s))
 	}
-	return &Tensor{dtype: t.dtype, shape: s, buf: t.buf, off: t.off, name: t.name}
+	return &Tensor{dtype: t.dtype, shape: s, buf: t.buf, off: t.off, name: t.name, q: t.q}
 }
 
 // Rows returns the contiguous view of indices [i, j) of the outermost axis.
@@ -119,12 +127,15 @@ func (t *Tensor) Rows(i, j int) *Tensor {
 	}
 	s := t.shape.Clone()
 	s[0] = j - i
-	return &Tensor{dtype: t.dtype, shape: s, buf: t.buf, off: t.off + int64(i)*inner*int64(t.dtype.Size()), name: t.name}
+	return &Tensor{dtype: t.dtype, shape: s, buf: t.buf, off: t.off + int64(i)*inner*int64(t.dtype.Size()), name: t.name, q: t.q}
 }
 
 // Row returns the view of index i of the outermost axis, with that axis removed.
 func (t *Tensor) Row(i int) *Tensor {
 	v := t.Rows(i, i+1)
+	if v.q != nil {
+		panic(fmt.Sprintf("compute: row %d of the quantized weight %v", i, t))
+	}
 	v.shape = v.shape[1:]
 	return v
 }

@@ -3,6 +3,7 @@ package dit_test
 import (
 	"context"
 	"fmt"
+	"h3studio/engine/testkit"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -89,7 +90,7 @@ func TestAdaptersMatchMergedF32(t *testing.T) {
 			ad := randomAdapters(l.cfg, 5, 1)
 			base := forwardWith(t, l, f32, nil, false)
 			ref := forwardWith(t, l, f32.With(dit.OracleLoRAMerge), ad, false)
-			if e := relL2(base, ref); e < 0.05 {
+			if e := testkit.RelL2(base, ref); e < 0.05 {
 				t.Fatalf("the test update barely moves the output (rel-L2 %.3g base vs merged)", e)
 			}
 			for _, c := range []struct {
@@ -104,8 +105,8 @@ func TestAdaptersMatchMergedF32(t *testing.T) {
 				{"bf16-streaming", 0, true, 2e-2},
 			} {
 				got := forwardWith(t, l, c.o, ad, c.streaming)
-				e := relL2(got, ref)
-				t.Logf("%s %s: run-time branch vs merged f32 rel-L2 %.3g (bound %g; base vs merged %.3g)", f.name, c.name, e, c.bound, relL2(base, ref))
+				e := testkit.RelL2(got, ref)
+				t.Logf("%s %s: run-time branch vs merged f32 rel-L2 %.3g (bound %g; base vs merged %.3g)", f.name, c.name, e, c.bound, testkit.RelL2(base, ref))
 				if !(e < c.bound) {
 					t.Errorf("%s: rel-L2 %.3g ≥ %g", c.name, e, c.bound)
 				}

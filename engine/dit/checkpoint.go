@@ -12,7 +12,14 @@ import (
 // shape, nothing else. Plan runs the model shape-only from the config, so a
 // corrupt config.json (num_layers 100000000, latents_dim 1e8) must be
 // refused here, naming the rule, rather than planned until memory runs out.
-func CheckCheckpoint(dir string, cfg Config) (err error) {
+func CheckCheckpoint(dir string, cfg Config) error {
+	return CheckCheckpointQuant(dir, cfg, compute.QuantFormat{})
+}
+
+// CheckCheckpointQuant is CheckCheckpoint for a model opened with
+// Options.Quant q (an MLX-format quantized file is accepted only under the
+// format it holds).
+func CheckCheckpointQuant(dir string, cfg Config, q compute.QuantFormat) (err error) {
 	defer compute.Recover(&err)
 	ck, err := safetensors.ValidateDir(dir)
 	if err != nil {
@@ -20,7 +27,7 @@ func CheckCheckpoint(dir string, cfg Config) (err error) {
 	}
 	defer ck.Close()
 	mb := meta.New()
-	m, err := Open(mb, safetensors.NewBinder("dit", headersOnly{ck}, mb.Weights()), cfg, Options{})
+	m, err := Open(mb, safetensors.NewBinder("dit", headersOnly{ck}, mb.Weights()), cfg, Options{Quant: q})
 	if err != nil {
 		return err
 	}

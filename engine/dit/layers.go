@@ -46,19 +46,19 @@ type Attention struct {
 	outLoRA []nn.LowRank
 }
 
-func bindAttention(w *safetensors.Binder, n names, c Config, dt compute.DType, fz fusions) *Attention {
+func bindAttention(w *safetensors.Binder, n names, c Config, dt compute.DType, q compute.QuantFormat, fz fusions) *Attention {
 	a := &Attention{heads: c.Heads, headDim: c.HeadDim, eps: c.QKNormEps, fused: fz.qk}
 	if n.orig() {
-		a.QKV = w.TensorAs(n.qkvFused()+".weight", dt, 3*c.Inner(), c.HiddenSize)
+		a.QKV = bindWeight(w, n.qkvFused(), dt, q, 3*c.Inner(), c.HiddenSize)
 	} else {
-		q := n.qkvSplit()
-		a.Q = w.TensorAs(q[0]+".weight", dt, c.Inner(), c.HiddenSize)
-		a.K = w.TensorAs(q[1]+".weight", dt, c.Inner(), c.HiddenSize)
-		a.V = w.TensorAs(q[2]+".weight", dt, c.Inner(), c.HiddenSize)
+		s := n.qkvSplit()
+		a.Q = bindWeight(w, s[0], dt, q, c.Inner(), c.HiddenSize)
+		a.K = bindWeight(w, s[1], dt, q, c.Inner(), c.HiddenSize)
+		a.V = bindWeight(w, s[2], dt, q, c.Inner(), c.HiddenSize)
 	}
 	a.NormQ = w.TensorAs(n.qNorm()+".weight", dt, c.HeadDim)
 	a.NormK = w.TensorAs(n.kNorm()+".weight", dt, c.HeadDim)
-	a.Out = w.TensorAs(n.attnOut()+".weight", dt, c.HiddenSize, c.Inner())
+	a.Out = bindWeight(w, n.attnOut(), dt, q, c.HiddenSize, c.Inner())
 	return a
 }
 
@@ -199,10 +199,10 @@ type FeedForward struct {
 	projLoRA, downLoRA []nn.LowRank // adapters.go
 }
 
-func bindFeedForward(w *safetensors.Binder, n names, c Config, dt compute.DType) *FeedForward {
+func bindFeedForward(w *safetensors.Binder, n names, c Config, dt compute.DType, q compute.QuantFormat) *FeedForward {
 	return &FeedForward{
-		Proj:      w.TensorAs(n.fc1()+".weight", dt, 2*c.FFNDim, c.HiddenSize),
-		Down:      w.TensorAs(n.fc2()+".weight", dt, c.HiddenSize, c.FFNDim),
+		Proj:      bindWeight(w, n.fc1(), dt, q, 2*c.FFNDim, c.HiddenSize),
+		Down:      bindWeight(w, n.fc2(), dt, q, c.HiddenSize, c.FFNDim),
 		GateFirst: n.gateFirst(),
 	}
 }
@@ -212,7 +212,7 @@ func bindFeedForward(w *safetensors.Binder, n names, c Config, dt compute.DType)
 // 3·FFN-wide intermediates never exist for the whole sequence.
 func (f *FeedForward) Forward(k compute.Kernels, a *nn.Arena, x *compute.Tensor) *compute.Tensor {
 	S, dt := x.Dim(0), x.DType()
-	F := f.Down.Dim(1)
+	F := inWidth(f.Down)
 	out := a.New(dt, S, x.Dim(1))
 	rc := min(S, ffRowChunk)
 	u := a.New(dt, rc, 2*F)
@@ -239,12 +239,12 @@ type RefinerBlock struct {
 	eps          float32
 }
 
-func bindRefinerBlock(w *safetensors.Binder, n names, c Config, dt compute.DType, fz fusions) *RefinerBlock {
+func bindRefinerBlock(w *safetensors.Binder, n names, c Config, dt compute.DType, q compute.QuantFormat, fz fusions) *RefinerBlock {
 	return &RefinerBlock{
 		Norm1: w.TensorAs("norm1.weight", dt, c.HiddenSize),
 		Norm2: w.TensorAs("norm2.weight", dt, c.HiddenSize),
-		Attn:  bindAttention(w, n, c, dt, fz),
-		FF:    bindFeedForward(w, n, c, dt),
+		Attn:  bindAttention(w, n, c, dt, q, fz),
+		FF:    bindFeedForward(w, n, c, dt, q),
 		eps:   c.NormEps,
 	}
 }
@@ -278,12 +278,12 @@ type Block struct {
 	fz           fusions
 }
 
-func bindBlock(w *safetensors.Binder, n names, c Config, dt compute.DType, fz fusions) *Block {
+func bindBlock(w *safetensors.Binder, n names, c Config, dt compute.DType, q compute.QuantFormat, fz fusions) *Block {
 	return &Block{
 		Norm1:  w.TensorAs("norm1.weight", dt, c.HiddenSize),
 		Norm2:  w.TensorAs("norm2.weight", dt, c.HiddenSize),
-		Attn:   bindAttention(w, n, c, dt, fz),
-		FF:     bindFeedForward(w, n, c, dt),
+		Attn:   bindAttention(w, n, c, dt, q, fz),
+		FF:     bindFeedForward(w, n, c, dt, q),
 		eps:    c.NormEps,
 		hidden: c.HiddenSize,
 		fz:     fz,

@@ -2,6 +2,7 @@ package dit_test
 
 import (
 	"context"
+	"h3studio/engine/testkit"
 	"path/filepath"
 	"testing"
 
@@ -46,7 +47,7 @@ func TestLoRAOracleParity(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					ev, ea := relL2(v, wantV), relL2(a, wantA)
+					ev, ea := testkit.RelL2(v, wantV), testkit.RelL2(a, wantA)
 					t.Logf("%s %s %s: video rel-L2 %.3g, audio %.3g (bound %g)", f.name, form, p.name, ev, ea, p.bound)
 					if !(ev < p.bound && ea < p.bound) {
 						t.Errorf("%s %s: rel-L2 video %.3g audio %.3g ≥ %g", form, p.name, ev, ea, p.bound)

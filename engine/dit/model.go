@@ -71,6 +71,11 @@ type Options struct {
 	// "block0.adaln_table", "rope_cos", "block0.out", "norm_out",
 	// "proj_out_all_rows"). The tensor is only valid during the call.
 	Trace func(name string, t *compute.Tensor)
+	// Quant, when its Bits are set, binds the linear weights of the blocks
+	// and token-refiner blocks (attention and feed-forward projections)
+	// quantized (compute.Quantized; quant.go); AdaLN projections, embedders
+	// and the F32 heads stay unquantized. The zero value is BF16.
+	Quant compute.QuantFormat
 	// Profile, when set, receives what each completed Forward cost
 	// (dispatches, device time, peak storage: ForwardProfile). A profiled
 	// forward resets the backend's peak counter when it starts and waits
@@ -157,6 +162,8 @@ func Open(b compute.Backend, w *safetensors.Binder, cfg Config, opts Options) (m
 		switch {
 		case !ok:
 			w.Fail("missing tensor %s (%s)", s.name, n.l)
+		case info.DType == compute.U32 && QuantizedWeight(s.name):
+			checkMLXWeight(w, s.name, info, s.shape, opts.Quant) // quant.go
 		case !info.Shape.Equal(compute.Shape(s.shape)):
 			w.Fail("%s: want shape %v, have %s%v", s.name, compute.Shape(s.shape), info.DType, info.Shape)
 		case !info.DType.IsFloat():
@@ -308,7 +315,7 @@ func (m *Model) bindPrepText() error {
 
 func (m *Model) bindRefinerBlock(i int) (*RefinerBlock, error) {
 	if m.refiner[i] == nil {
-		r := bindRefinerBlock(m.w.Sub(m.n.refinerBlock(i)), m.n, m.cfg, m.wdt(), m.fz)
+		r := bindRefinerBlock(m.w.Sub(m.n.refinerBlock(i)), m.n, m.cfg, m.wdt(), m.opts.Quant, m.fz)
 		if err := m.bindErr(fmt.Sprintf("token refiner block %d", i)); err != nil {
 			return nil, err
 		}
@@ -375,7 +382,7 @@ func (m *Model) bindBlock(i int) (*Block, error) {
 	if m.blocks[i] != nil {
 		return m.blocks[i], nil
 	}
-	blk := bindBlock(m.w.Sub(m.n.block(i)), m.n, m.cfg, m.wdt(), m.fz)
+	blk := bindBlock(m.w.Sub(m.n.block(i)), m.n, m.cfg, m.wdt(), m.opts.Quant, m.fz)
 	if err := m.bindErr(fmt.Sprintf("block %d", i)); err != nil {
 		return nil, err
 	}

@@ -80,7 +80,7 @@ func runDiT(cfg dit.Config, lay *layout.Layout, grid [3]int, q Query, steps []de
 	if err != nil {
 		return r, err
 	}
-	m, err := dit.Open(mb, safetensors.NewBinder("dit", dit.PlanningSource(cfg, dit.OriginalLayout), mb.Weights()), cfg, dit.Options{Streaming: streaming, Adapters: ad})
+	m, err := dit.Open(mb, safetensors.NewBinder("dit", dit.PlanningSource(cfg, dit.OriginalLayout), mb.Weights()), cfg, dit.Options{Streaming: streaming, Adapters: ad, Quant: q.Quant})
 	if err != nil {
 		return r, err
 	}

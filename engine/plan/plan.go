@@ -19,6 +19,7 @@ import (
 	"sort"
 	"sync"
 
+	"h3studio/engine/compute"
 	"h3studio/engine/denoise"
 	"h3studio/engine/layout"
 	"h3studio/engine/prompt"
@@ -39,6 +40,9 @@ type Query struct {
 	// LoRAs are the files (and strengths) whose low-rank branch the DiT
 	// row counts, read from their headers.
 	LoRAs []lora.Use
+	// Quant quantizes the DiT's block weights (dit.Options.Quant); the zero
+	// value is BF16.
+	Quant compute.QuantFormat
 }
 
 // Defaults of a Query.

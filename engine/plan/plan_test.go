@@ -129,7 +129,7 @@ func TestEveryComponent(t *testing.T) {
 		}
 		for name, passes := range map[string]int{"video-vae": c.tiles, "video-vae-adaptive": c.adaptive} {
 			v := by[name]
-			if v.Evaluations != passes || v.Resident != v.Streaming || v.TotalFLOPs != v.FLOPs*float64(passes) {
+			if v.Evaluations != passes || v.Streaming.Weights >= v.Resident.Weights/10 || v.TotalFLOPs != v.FLOPs*float64(passes) {
 				t.Errorf("%v %s: %d passes (want %d), %+v", c.q.Canvas, name, v.Evaluations, passes, v)
 			}
 		}

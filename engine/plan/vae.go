@@ -14,9 +14,11 @@ import (
 // with h3.c's adaptive tiles, and the released BigVGAN audio decoder per
 // stereo channel — the packages' own cost models (videovae.EstimateDecode,
 // audiovae.EstimateDecode; each checked against the CPU backend's counters
-// on a real decode). A decoder is loaded whole in either residency mode,
-// so both columns are the same; the peaks count the decoders' host buffers
-// (on Apple Silicon they share the GPU's memory).
+// on a real decode). The video decoder's streaming column binds one block
+// at a time, stage by stage across a window's tiles
+// (videovae.Options.StreamBlocks); the audio decoder loads whole in either
+// column. The peaks count the decoders' host buffers (on Apple Silicon they
+// share the GPU's memory).
 
 func init() {
 	Register("video-vae", 30, func(q Query) (Estimate, error) { return estimateVideo(q, videovae.TileFixed) })
@@ -35,8 +37,9 @@ func estimateVideo(q Query, tiling videovae.Tiling) (Estimate, error) {
 		return Estimate{}, err
 	}
 	s := Storage{Peak: c.PeakBytes, Weights: c.WeightBytes, Activations: c.DeviceBytes + c.HostBytes}
+	st := Storage{Peak: c.StreamedPeakBytes, Weights: c.StreamedWeightBytes, Activations: c.StreamedDeviceBytes + c.HostBytes}
 	e := Estimate{Rows: c.TileTokens, RowsUnit: "tokens per tile pass", Evaluations: c.TilePasses,
-		FLOPs: c.FLOPsPerTile, WeightBytes: float64(c.WeightBytes), TotalFLOPs: c.FLOPs, Resident: s, Streaming: s}
+		FLOPs: c.FLOPsPerTile, WeightBytes: float64(c.WeightBytes), TotalFLOPs: c.FLOPs, Resident: s, Streaming: st}
 	e.Notes = append(e.Notes, fmt.Sprintf("%s tiles: %d window(s) × %d tile(s) of %d×%d px (%d×%d overlap); host buffers %.2f GiB",
 		tiling, c.Windows, c.Plan.Tiles(), c.Plan.X.Tile, c.Plan.Y.Tile, maxOverlap(c.Plan.X.Overlaps), maxOverlap(c.Plan.Y.Overlaps), float64(c.HostBytes)/(1<<30)))
 	return e, nil

@@ -83,6 +83,28 @@ func (w *Binder) TensorAs(name string, dt compute.DType, shape ...int) *compute.
 	return w.bind(name, dt, shape)
 }
 
+// Raw returns a tensor's stored dtype, shape and bytes (nil for a data-less
+// planning inventory), marking it used; shape, when given, must match. ok is
+// false (and the binder failed) when it is missing or the shape differs.
+func (w *Binder) Raw(name string, shape ...int) (info TensorInfo, data []byte, ok bool) {
+	full := w.prefix + name
+	info, ok = w.src.Info(full)
+	if !ok {
+		w.fail("%s: missing tensor %s", w.component, full)
+		return info, nil, false
+	}
+	if !w.checkShape(full, info, shape) {
+		return info, nil, false
+	}
+	w.st.used[full] = true
+	data, err := w.src.Data(full)
+	if err != nil {
+		w.fail("%s: %s: %v", w.component, full, err)
+		return info, nil, false
+	}
+	return info, data, true
+}
+
 // Float32s reads a (small) tensor as float32 host values, marking it used.
 func (w *Binder) Float32s(name string, shape ...int) []float32 {
 	full := w.prefix + name

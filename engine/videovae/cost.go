@@ -25,6 +25,11 @@ type DecodeCost struct {
 	HostBytes    int64   // peak host buffers of a streaming decode (window canvas, two rows of tiles, tail, latents)
 	PeakBytes    int64   // WeightBytes + DeviceBytes + HostBytes
 	WeightDType  compute.DType
+	// The streamed decode (Options.StreamBlocks): one block bound at a
+	// time, every tile's hidden state of a window held between stages.
+	StreamedWeightBytes int64 // embedder, output projection, one block
+	StreamedDeviceBytes int64 // DeviceBytes plus the other tiles' hidden states
+	StreamedPeakBytes   int64 // StreamedWeightBytes + StreamedDeviceBytes + HostBytes
 }
 
 // EstimateDecode predicts DecodeStream's cost for latents [24, T, h, w]
@@ -74,17 +79,27 @@ func EstimateDecode(cfg *Config, T, h, w int, o *DecodeOptions, weightDType comp
 	tok := int64(n) * int64(cfg.OutChannels*rt*r*r) // downloaded proj_out rows
 	c.HostBytes = 4 * (canvas + rows + tail + lat + tok)
 	c.PeakBytes = c.WeightBytes + c.DeviceBytes + c.HostBytes
+	blocks := int64(cfg.DecoderLayers) * decoderBlockBytes(cfg, weightDType)
+	c.StreamedWeightBytes = c.WeightBytes - blocks + min(blocks, decoderBlockBytes(cfg, weightDType))
+	c.StreamedDeviceBytes = c.DeviceBytes + int64(tp.Tiles()-1)*4*int64(S)*int64(cfg.Dim())
+	c.StreamedPeakBytes = c.StreamedWeightBytes + c.StreamedDeviceBytes + c.HostBytes
 	return c, nil
 }
 
 // decoderWeightBytes is the storage of post_quant_conv and the ViT decoder.
 func decoderWeightBytes(cfg *Config, dt compute.DType) int64 {
-	D, F, L := int64(cfg.Dim()), int64(cfg.DecoderFFNHidden), int64(cfg.LatentChannels)
+	D, L := int64(cfg.Dim()), int64(cfg.LatentChannels)
 	P := int64(cfg.OutChannels * cfg.TemporalRatio() * cfg.SpatialRatio() * cfg.SpatialRatio())
 	f32 := L*L + L + D*L + D + int64(cfg.DecoderRegisters)*D + 2*D + P*D + P
-	perBlock := 4 * D                                     // norms and layer scales (kept F32)
-	mats := 3*D*D + D*D + 2*F*D + D*F + 3*D + D + 2*F + D // projections and their biases, in WeightDType
-	return 4*(f32+int64(cfg.DecoderLayers)*perBlock) + int64(dt.Size())*int64(cfg.DecoderLayers)*mats
+	return 4*f32 + int64(cfg.DecoderLayers)*decoderBlockBytes(cfg, dt)
+}
+
+// decoderBlockBytes is the storage of one decoder block: norms and layer
+// scales (kept F32), projections and their biases in dt.
+func decoderBlockBytes(cfg *Config, dt compute.DType) int64 {
+	D, F := int64(cfg.Dim()), int64(cfg.DecoderFFNHidden)
+	mats := 3*D*D + D*D + 2*F*D + D*F + 3*D + D + 2*F + D
+	return 4*4*D + int64(dt.Size())*mats
 }
 
 // tileCost returns the FLOPs and peak device activation bytes of one
@@ -112,10 +127,10 @@ func tileCost(cfg *Config, n, S int) (float64, int64) {
 	fl += 6*nf*D + 2*nf*D*P // norm_out, proj_out
 	half := int64(cfg.RotaryDim() / 2)
 	Si, Di, Fi, ni := int64(S), int64(cfg.Dim()), int64(cfg.DecoderFFNHidden), int64(n)
-	act := 2*ni*int64(cfg.LatentChannels) + // tok, pq
-		Si*Di*(1+1+3+3+2+1+1+1) + // x, nrm, qkvRaw, qkv, qkr, att, attT, proj
+	embed := 2*ni*int64(cfg.LatentChannels) + Si*Di // tok, pq, x (the token rows go before the blocks)
+	blocks := Si*Di*(1+1+3+3+2+1+1+1) +             // x, nrm, qkvRaw, qkv, qkr, att, attT, proj
 		Si*2*Fi + Si*Fi + // up, gated
-		ni*Di + ni*int64(P) + // xn, rows
-		2*Si*half // RoPE tables (cached across tiles)
+		ni*Di + ni*int64(P) // xn, rows (the block scratch is still held)
+	act := max(embed, blocks) + 2*Si*half // RoPE tables (cached across tiles)
 	return fl, 4 * act
 }

@@ -232,23 +232,28 @@ func (m *Model) decodeClip(ctx context.Context, z *Volume, tp TilePlan, prog *Pr
 	r := m.Config.SpatialRatio()
 	st := newStitcher(out, tp, 1)
 	prog.Tile = 0
+	var tiles []*Volume
+	var at [][2]int
 	for i, y0 := range tp.Y.Starts {
 		for j, x0 := range tp.X.Starts {
-			if err := ctx.Err(); err != nil {
-				return fmt.Errorf("videovae: decode stopped after %d of %d tiles: %w", prog.Done, prog.Total, err)
-			}
-			tile := z.Box(0, z.T, y0/r, (y0+tp.Y.Tile)/r, x0/r, (x0+tp.X.Tile)/r)
-			pix, err := m.dec.Forward(m.b, tile)
-			if err != nil {
-				return fmt.Errorf("videovae: decode window %d tile %d: %w", prog.Window, prog.Tile+1, err)
-			}
-			st.put(i, j, pix)
-			prog.Tile++
-			prog.Done++
-			if report != nil {
-				report(*prog)
-			}
+			tiles = append(tiles, z.Box(0, z.T, y0/r, (y0+tp.Y.Tile)/r, x0/r, (x0+tp.X.Tile)/r))
+			at = append(at, [2]int{i, j})
 		}
+	}
+	_, err := m.dec.ForwardTiles(ctx, m.b, tiles, func(k int, pix *Volume) error {
+		st.put(at[k][0], at[k][1], pix)
+		prog.Tile++
+		prog.Done++
+		if report != nil {
+			report(*prog)
+		}
+		return nil
+	})
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("videovae: decode stopped after %d of %d tiles: %w", prog.Done, prog.Total, err)
+	}
+	if err != nil {
+		return fmt.Errorf("videovae: decode window %d tile %d: %w", prog.Window, prog.Tile+1, err)
 	}
 	return nil
 }

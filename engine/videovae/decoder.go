@@ -1,6 +1,7 @@
 package videovae
 
 import (
+	"context"
 	"fmt"
 	"math"
 
@@ -22,6 +23,12 @@ type Decoder struct {
 	normOutB  *compute.Tensor
 	projOut   nn.Linear // [C·pt·p·p, D]
 	ropeCache map[[3]int][2]*compute.Tensor
+
+	// Streamed decode (Options.StreamBlocks): blocks is empty and each
+	// block is bound from w for one stage across a window's tiles.
+	stream bool
+	w      *safetensors.Binder
+	dt     compute.DType
 }
 
 // vitBlock is MiniMaxH3VideoTransformerBlock.
@@ -68,27 +75,12 @@ func loadDecoder(w *safetensors.Binder, cfg *Config, o *Options) *Decoder {
 		w.Fail("cannot infer the decoder MLP width: decoder.transformer_blocks.0.%s.weight is missing or not [2·F, %d]", w1name, D)
 		F = 1
 	}
+	d.stream, d.w, d.dt = o.StreamBlocks, w, dt
 	for i := 0; i < cfg.DecoderLayers; i++ {
-		p := w.Sub(fmt.Sprintf("decoder.transformer_blocks.%d.", i))
-		var blk vitBlock
-		blk.norm1 = p.Tensor("norm1.weight", D)
-		blk.norm2 = p.Tensor("norm2.weight", D)
-		blk.scale1 = p.Tensor("scale1", D)
-		blk.scale2 = p.Tensor("scale2", D)
-		if cfg.Layout == Original {
-			blk.fused = true
-			blk.qkv = linear(p, "attn.to_qkv", dt, 3*D, D)
-			blk.out = linear(p, "attn.to_out", dt, D, D)
-			blk.w1 = linear(p, "ff.w1", dt, 2*F, D)
-			blk.gateFirst = true
-			blk.w2 = linear(p, "ff.w2", dt, D, F)
-		} else {
-			blk.q = linear(p, "attn.to_q", dt, D, D)
-			blk.k = linear(p, "attn.to_k", dt, D, D)
-			blk.v = linear(p, "attn.to_v", dt, D, D)
-			blk.out = linear(p, "attn.to_out.0", dt, D, D)
-			blk.w1 = linear(p, "ff.net.0.proj", dt, 2*F, D)
-			blk.w2 = linear(p, "ff.net.2", dt, D, F)
+		blk := d.loadBlock(i)
+		if d.stream { // bound here to check the checkpoint, then per stage
+			w.Backend().Free(blk.tensors()...)
+			continue
 		}
 		d.blocks = append(d.blocks, blk)
 	}
@@ -96,6 +88,52 @@ func loadDecoder(w *safetensors.Binder, cfg *Config, o *Options) *Decoder {
 	d.normOutB = w.Tensor("decoder.norm_out.bias", D)
 	d.projOut = linear(w, "decoder.proj_out", compute.Invalid, cfg.OutChannels*rt*r*r, D)
 	return d
+}
+
+// loadBlock binds decoder block i.
+func (d *Decoder) loadBlock(i int) vitBlock {
+	cfg, dt := d.cfg, d.dt
+	D, F := cfg.Dim(), max(cfg.DecoderFFNHidden, 1)
+	p := d.w.Sub(fmt.Sprintf("decoder.transformer_blocks.%d.", i))
+	var blk vitBlock
+	blk.norm1 = p.Tensor("norm1.weight", D)
+	blk.norm2 = p.Tensor("norm2.weight", D)
+	blk.scale1 = p.Tensor("scale1", D)
+	blk.scale2 = p.Tensor("scale2", D)
+	if cfg.Layout == Original {
+		blk.fused = true
+		blk.qkv = linear(p, "attn.to_qkv", dt, 3*D, D)
+		blk.out = linear(p, "attn.to_out", dt, D, D)
+		blk.w1 = linear(p, "ff.w1", dt, 2*F, D)
+		blk.gateFirst = true
+		blk.w2 = linear(p, "ff.w2", dt, D, F)
+	} else {
+		blk.q = linear(p, "attn.to_q", dt, D, D)
+		blk.k = linear(p, "attn.to_k", dt, D, D)
+		blk.v = linear(p, "attn.to_v", dt, D, D)
+		blk.out = linear(p, "attn.to_out.0", dt, D, D)
+		blk.w1 = linear(p, "ff.net.0.proj", dt, 2*F, D)
+		blk.w2 = linear(p, "ff.net.2", dt, D, F)
+	}
+	return blk
+}
+
+// tensors lists a block's bound tensors.
+func (blk *vitBlock) tensors() []*compute.Tensor {
+	var ts []*compute.Tensor
+	for _, t := range []*compute.Tensor{blk.norm1, blk.norm2, blk.scale1, blk.scale2} {
+		if t != nil {
+			ts = append(ts, t)
+		}
+	}
+	for _, l := range []nn.Linear{blk.qkv, blk.q, blk.k, blk.v, blk.out, blk.w1, blk.w2} {
+		for _, t := range []*compute.Tensor{l.W, l.B} {
+			if t != nil {
+				ts = append(ts, t)
+			}
+		}
+	}
+	return ts
 }
 
 // ropeTables returns cos, sin [S, rot/2] for a tile of Tw×h×w tokens plus
@@ -187,19 +225,151 @@ func tokens(z *Volume) []float32 {
 // decoder(post_quant_conv(z)). Allocation failures panic with
 // *compute.AllocError (see compute.Recover).
 func (d *Decoder) Forward(b compute.Backend, z *Volume) (out *Volume, err error) {
+	outs, err := d.ForwardTiles(context.Background(), b, []*Volume{z}, nil)
+	if err != nil {
+		return nil, err
+	}
+	return outs[0], nil
+}
+
+// ForwardTiles decodes tiles of one shape. Resident, it runs them one after
+// another; streamed (Options.StreamBlocks) it runs stage by stage across
+// all of them — embed every tile, then bind each block, run it on every
+// tile and release it, then the output projection per tile — so one block's
+// weights are bound at a time. Each tile sees the same kernels on the same
+// shapes in the same order either way, so the pixels are bit-identical.
+// emit, when set, receives each finished tile (and the result then holds
+// nil for it). ctx is checked before each tile (resident) or stage (streamed).
+func (d *Decoder) ForwardTiles(ctx context.Context, b compute.Backend, zs []*Volume, emit func(i int, pix *Volume) error) (outs []*Volume, err error) {
 	defer compute.Recover(&err)
 	cfg := d.cfg
-	if z.C != cfg.LatentChannels {
-		return nil, fmt.Errorf("videovae: decoder input has %d channels, want %d", z.C, cfg.LatentChannels)
+	for _, z := range zs {
+		if z.C != cfg.LatentChannels {
+			return nil, fmt.Errorf("videovae: decoder input has %d channels, want %d", z.C, cfg.LatentChannels)
+		}
+		if z.T != zs[0].T || z.H != zs[0].H || z.W != zs[0].W {
+			return nil, fmt.Errorf("videovae: decoder tiles of different shapes")
+		}
 	}
+	outs = make([]*Volume, len(zs))
+	if len(zs) == 0 {
+		return outs, nil
+	}
+	sa := nn.NewArena(b)
+	defer sa.Release()
+	var sc *blockScratch
+	scratch := func(S int) *blockScratch {
+		if sc == nil {
+			sc = d.newScratch(sa, S)
+		}
+		return sc
+	}
+	finish := func(i int, st *tileState) error {
+		pix, err := d.finish(b, st)
+		if err != nil {
+			return err
+		}
+		if emit != nil {
+			return emit(i, pix)
+		}
+		outs[i] = pix
+		return nil
+	}
+	if !d.stream {
+		for i, z := range zs {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			st := d.begin(b, z)
+			err := func() error {
+				defer st.release()
+				for j := range d.blocks {
+					d.runBlock(b, &d.blocks[j], st, scratch(st.S))
+				}
+				return finish(i, st)
+			}()
+			if err != nil {
+				return nil, err
+			}
+		}
+		return outs, nil
+	}
+	sts := make([]*tileState, len(zs))
+	defer func() {
+		for _, st := range sts {
+			if st != nil {
+				st.release()
+			}
+		}
+	}()
+	for i, z := range zs {
+		sts[i] = d.begin(b, z)
+	}
+	for j := 0; j < cfg.DecoderLayers; j++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		blk := d.loadBlock(j)
+		if err := d.w.Err(); err != nil {
+			return nil, fmt.Errorf("videovae: binding decoder block %d: %w", j, err)
+		}
+		for _, st := range sts {
+			d.runBlock(b, &blk, st, scratch(st.S))
+		}
+		d.w.Backend().Free(blk.tensors()...)
+	}
+	for i, st := range sts {
+		sts[i] = nil // finish releases it
+		if err := finish(i, st); err != nil {
+			return nil, err
+		}
+	}
+	return outs, nil
+}
+
+// blockScratch is the scratch of a block's forward over S tokens, shared by
+// the tiles of one ForwardTiles (they have one shape).
+type blockScratch struct {
+	nrm, qkvRaw, qkv, qkr      *compute.Tensor
+	att, attT, proj, up, gated *compute.Tensor
+}
+
+func (d *Decoder) newScratch(a *nn.Arena, S int) *blockScratch {
+	cfg := d.cfg
+	D, H, dh, F := cfg.Dim(), cfg.DecoderHeads, cfg.DecoderHeadDim, cfg.DecoderFFNHidden
+	return &blockScratch{
+		nrm: a.New(compute.F32, S, D), qkvRaw: a.New(compute.F32, S*3*D), qkv: a.New(compute.F32, 3, H, S, dh),
+		qkr: a.New(compute.F32, 2, H, S, dh), att: a.New(compute.F32, H, S, dh), attT: a.New(compute.F32, S, H, dh),
+		proj: a.New(compute.F32, S, D), up: a.New(compute.F32, S, 2*F), gated: a.New(compute.F32, S, F),
+	}
+}
+
+// tileState is one tile between stages: its hidden state x [S, D] (held by
+// the tile's arena) and its rotary tables.
+type tileState struct {
+	b        compute.Backend
+	z        *Volume
+	n, S     int
+	x        *compute.Tensor
+	cos, sin *compute.Tensor
+}
+
+func (st *tileState) release() {
+	if st.x != nil {
+		st.b.Free(st.x)
+		st.x = nil
+	}
+}
+
+// begin embeds a tile: post_quant_conv, x_embedder, register and zero tokens.
+func (d *Decoder) begin(b compute.Backend, z *Volume) *tileState {
+	cfg := d.cfg
 	a := nn.NewArena(b)
-	defer a.Release()
-	D, H, dh := cfg.Dim(), cfg.DecoderHeads, cfg.DecoderHeadDim
+	D := cfg.Dim()
 	R := cfg.DecoderRegisters
 	n := z.T * z.H * z.W
 	S := n + R + 1
-	eps := cfg.DecoderNormEps
-
+	st := &tileState{b: b, z: z, n: n, S: S}
 	tok := a.New(compute.F32, n, cfg.LatentChannels)
 	compute.Try(b.Upload(tok, compute.EncodeFloat32(compute.F32, tokens(z))))
 	pq := a.New(compute.F32, n, cfg.LatentChannels)
@@ -210,52 +380,57 @@ func (d *Decoder) Forward(b compute.Backend, z *Volume) (out *Volume, err error)
 		b.Copy(x.Rows(n, n+R), d.registers)
 	}
 	b.Fill(x.Rows(n+R, S), 0)
-	cos, sin := d.rope(b, z.T, z.H, z.W)
+	st.cos, st.sin = d.rope(b, z.T, z.H, z.W)
+	st.x = a.Keep(x)
+	a.Release() // the token rows
+	return st
+}
 
-	nrm := a.New(compute.F32, S, D)
-	qkvRaw := a.New(compute.F32, S*3*D)
-	qkv := a.New(compute.F32, 3, H, S, dh)
-	qkr := a.New(compute.F32, 2, H, S, dh)
-	att := a.New(compute.F32, H, S, dh)
-	attT := a.New(compute.F32, S, H, dh)
-	proj := a.New(compute.F32, S, D)
-	F := cfg.DecoderFFNHidden
-	up := a.New(compute.F32, S, 2*F)
-	gated := a.New(compute.F32, S, F)
-	for i := range d.blocks {
-		blk := &d.blocks[i]
-		b.RMSNorm(nrm, x, blk.norm1, eps)
-		if blk.fused {
-			blk.qkv.Forward(b, qkvRaw.Reshape(S, 3*D), nrm)
-			// [S, H, 3, dh] -> [3, H, S, dh]
-			b.Transpose(qkv, qkvRaw.Reshape(S, H, 3, dh), 2, 1, 0, 3)
-		} else {
-			r3 := qkvRaw.Reshape(3, S, D)
-			blk.q.Forward(b, r3.Row(0), nrm)
-			blk.k.Forward(b, r3.Row(1), nrm)
-			blk.v.Forward(b, r3.Row(2), nrm)
-			// [3, S, H, dh] -> [3, H, S, dh]
-			b.Transpose(qkv, qkvRaw.Reshape(3, S, H, dh), 0, 2, 1, 3)
-		}
-		qk := qkv.Rows(0, 2)
-		b.RMSNorm(qkr, qk, nil, eps) // q/k norm per head, F32
-		b.RoPE(qk, qkr, cos, sin, cfg.RotaryDim())
-		b.Attention(att, qk.Row(0), qk.Row(1), qkv.Row(2), compute.AttentionParams{Scale: float32(1 / math.Sqrt(float64(dh)))})
-		b.Transpose(attT, att, 1, 0, 2)
-		blk.out.Forward(b, proj, attT.Reshape(S, D))
-		b.Mul(proj, proj, blk.scale1)
-		b.Add(x, x, proj)
-		b.RMSNorm(nrm, x, blk.norm2, eps)
-		blk.w1.Forward(b, up, nrm)
-		b.GLU(gated, up, compute.SiLU, blk.gateFirst)
-		blk.w2.Forward(b, proj, gated)
-		b.Mul(proj, proj, blk.scale2)
-		b.Add(x, x, proj)
+// runBlock runs one block on a tile's hidden state.
+func (d *Decoder) runBlock(b compute.Backend, blk *vitBlock, st *tileState, sc *blockScratch) {
+	cfg := d.cfg
+	D, H, dh := cfg.Dim(), cfg.DecoderHeads, cfg.DecoderHeadDim
+	S, eps := st.S, cfg.DecoderNormEps
+	x, nrm, qkvRaw, qkv, qkr, att, attT, proj := st.x, sc.nrm, sc.qkvRaw, sc.qkv, sc.qkr, sc.att, sc.attT, sc.proj
+	b.RMSNorm(nrm, x, blk.norm1, eps)
+	if blk.fused {
+		blk.qkv.Forward(b, qkvRaw.Reshape(S, 3*D), nrm)
+		// [S, H, 3, dh] -> [3, H, S, dh]
+		b.Transpose(qkv, qkvRaw.Reshape(S, H, 3, dh), 2, 1, 0, 3)
+	} else {
+		r3 := qkvRaw.Reshape(3, S, D)
+		blk.q.Forward(b, r3.Row(0), nrm)
+		blk.k.Forward(b, r3.Row(1), nrm)
+		blk.v.Forward(b, r3.Row(2), nrm)
+		// [3, S, H, dh] -> [3, H, S, dh]
+		b.Transpose(qkv, qkvRaw.Reshape(3, S, H, dh), 0, 2, 1, 3)
 	}
-	// norm_out and proj_out over the patch tokens only (the reference
-	// computes them for every token and then drops the 5 suffix tokens).
-	xn := a.New(compute.F32, n, D)
-	b.LayerNorm(xn, x.Rows(0, n), d.normOutW, d.normOutB, eps)
+	qk := qkv.Rows(0, 2)
+	b.RMSNorm(qkr, qk, nil, eps) // q/k norm per head, F32
+	b.RoPE(qk, qkr, st.cos, st.sin, cfg.RotaryDim())
+	b.Attention(att, qk.Row(0), qk.Row(1), qkv.Row(2), compute.AttentionParams{Scale: float32(1 / math.Sqrt(float64(dh)))})
+	b.Transpose(attT, att, 1, 0, 2)
+	blk.out.Forward(b, proj, attT.Reshape(S, D))
+	b.Mul(proj, proj, blk.scale1)
+	b.Add(x, x, proj)
+	b.RMSNorm(nrm, x, blk.norm2, eps)
+	blk.w1.Forward(b, sc.up, nrm)
+	b.GLU(sc.gated, sc.up, compute.SiLU, blk.gateFirst)
+	blk.w2.Forward(b, proj, sc.gated)
+	b.Mul(proj, proj, blk.scale2)
+	b.Add(x, x, proj)
+}
+
+// finish applies norm_out and proj_out over the patch tokens only (the
+// reference computes them for every token and then drops the 5 suffix
+// tokens) and unpatchifies; it releases the tile's state.
+func (d *Decoder) finish(b compute.Backend, st *tileState) (*Volume, error) {
+	defer st.release()
+	cfg, n, z := d.cfg, st.n, st.z
+	a := nn.NewArena(b)
+	defer a.Release()
+	xn := a.New(compute.F32, n, cfg.Dim())
+	b.LayerNorm(xn, st.x.Rows(0, n), d.normOutW, d.normOutB, cfg.DecoderNormEps)
 	P := d.projOut.Out()
 	rows := a.New(compute.F32, n, P)
 	d.projOut.Forward(b, rows, xn)

@@ -38,6 +38,11 @@ type Options struct {
 	// DecoderOnly skips the encoder's tensors (the generation path needs only
 	// the decoder); EncoderOnly skips the decoder's.
 	DecoderOnly, EncoderOnly bool
+	// StreamBlocks binds the decoder's transformer blocks one at a time for
+	// a stage across all tiles of a window (Decoder.ForwardTiles) instead of
+	// keeping all resident: the decode's weight storage falls to one block
+	// plus the embedder and output projection; the pixels are identical.
+	StreamBlocks bool
 }
 
 // Model is a loaded video VAE.

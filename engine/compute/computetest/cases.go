@@ -520,5 +520,6 @@ func Cases(o Options) []Case {
 			func(k compute.Kernels, d *compute.Tensor, t []*compute.Tensor) { k.Snake(d, t[0], t[1], t[2], true) }),
 	)
 	fusedCases(add) // cases_fused.go
+	add(quantCases()...)
 	return cs
 }

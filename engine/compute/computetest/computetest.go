@@ -101,6 +101,10 @@ const (
 	Perm                    // distinct integers in [0, N)
 	Ints                    // integers in [Lo, Hi]
 	Specials                // rounding corner cases: ties, overflow, subnormals, ±0, ±Inf, NaN
+	// QuantWeight is the U32 storage [rows, RowWords(N)] of a weight of N
+	// inputs drawn from N(0, Scale²) and quantized (engine/quant) to Lo bits
+	// in groups of 64 (quantcases.go).
+	QuantWeight
 )
 
 // specials are float32 values at the corners of rounding to bf16 and f16.
@@ -197,6 +201,8 @@ func hostValues(rng *rand.Rand, t Tensor) ([]float64, []byte) {
 		for i := range v {
 			v[i] = specials[i%len(specials)]
 		}
+	case QuantWeight:
+		v = quantWeightValues(rng, t)
 	}
 	if t.DType.IsInt() {
 		iv := make([]int64, n)
@@ -389,6 +395,13 @@ func magnitudes(ref compute.Backend, c Case, inVals [][]float64, shape []int) ([
 			dt = compute.F32
 		}
 		abs := c.MagAbs == nil || c.MagAbs[i]
+		if in.Gen.Kind == QuantWeight {
+			var err error
+			if ins[i], err = quantWeightMagnitudes(ref, in, inVals[i]); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		v := make([]float32, len(inVals[i]))
 		for j, x := range inVals[i] {
 			if dt == compute.F32 && abs {

@@ -69,6 +69,9 @@ func packRows(src []float32, ld, N int) packer {
 // packTensorRows packs B(n, k) = t[n, k] for a 2-D tensor of any float
 // dtype, decoding while packing.
 func packTensorRows(t *compute.Tensor) packer {
+	if _, _, ok := t.Quant(); ok {
+		return packQuantRows(t)
+	}
 	N, K := t.Dim(0), t.Dim(1)
 	switch t.DType() {
 	case compute.F32:

@@ -34,14 +34,9 @@ func dot(a, b []float32) float32 {
 // sum, one rounding to dst's dtype. OracleDotMatMul selects the original
 // per-element dot-product loop.
 func (b *Backend) MatMul(dst, x, w, bias *compute.Tensor) {
-	compute.Check(w.Rank() == 2, "MatMul", "weight %v is not a matrix", w)
-	N, K := w.Dim(0), w.Dim(1)
-	compute.Check(x.Dim(-1) == K, "MatMul", "x %v · w %vᵀ: inner sizes differ", x, w)
-	M := x.NumElements() / max(K, 1)
-	compute.Check(dst.Dim(-1) == N && dst.NumElements() == M*N, "MatMul", "x %v · w %vᵀ into %v", x, w, dst)
+	M, N, K := compute.MatMulDims(dst, x, w, bias)
 	var bs []float32
 	if bias != nil {
-		compute.Check(bias.NumElements() == N, "MatMul", "bias %v for %d outputs", bias, N)
 		bs = load(bias)
 	}
 	b.dispatch(2 * float64(M) * float64(N) * float64(K))
@@ -78,7 +73,8 @@ func (b *Backend) matMulDot(dst, x, w *compute.Tensor, bs []float32, M, N, K int
 	}
 	const nb = 32 // weight rows per task: a panel converted once to float32
 	panels := (N + nb - 1) / nb
-	wF32 := w.DType() == compute.F32
+	_, _, quantized := w.Quant()
+	wF32 := w.DType() == compute.F32 && !quantized
 	var wAll []float32
 	if wF32 {
 		wAll = load(w)
@@ -96,7 +92,11 @@ func (b *Backend) matMulDot(dst, x, w *compute.Tensor, bs []float32, M, N, K int
 					panel = make([]float32, nb*K)
 				}
 				wp = panel[:(n1-n0)*K]
-				decodeInto(wp, w, n0*K)
+				if quantized {
+					decodeQuantRows(wp, w, n0)
+				} else {
+					decodeInto(wp, w, n0*K)
+				}
 			}
 			for m := 0; m < M; m++ {
 				xr := xs[m*K : (m+1)*K]

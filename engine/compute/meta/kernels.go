@@ -52,17 +52,13 @@ func (b *Backend) ScatterRows(dst, src, idx *compute.Tensor) {
 	b.op(0, src, src, idx)
 }
 
-// MatMul accounts 2·M·N·K (+ M·N for the bias).
+// MatMul accounts 2·M·N·K (+ M·N for the bias); a quantized weight
+// (compute.Quantized) moves its packed bytes, and its dequantization is
+// counted in the product (2 FLOPs per weight element per output row are the
+// multiply-add, as for a float weight).
 func (b *Backend) MatMul(dst, x, w, bias *compute.Tensor) {
 	own(b, "MatMul", dst, x, w, bias)
-	compute.Check(w.Rank() == 2, "MatMul", "weight %v is not a matrix", w)
-	N, K := w.Dim(0), w.Dim(1)
-	compute.Check(x.Dim(-1) == K, "MatMul", "x %v · w %vᵀ: inner sizes differ", x, w)
-	M := x.NumElements() / max(K, 1)
-	compute.Check(dst.Dim(-1) == N && dst.NumElements() == M*N, "MatMul", "x %v · w %vᵀ into %v", x, w, dst)
-	if bias != nil {
-		compute.Check(bias.NumElements() == N, "MatMul", "bias %v for %d outputs", bias, N)
-	}
+	M, N, K := compute.MatMulDims(dst, x, w, bias) // a quantized w reads its packed storage (w.Bytes())
 	f := 2 * float64(M) * float64(N) * float64(K)
 	if bias != nil {
 		f += float64(M) * float64(N)

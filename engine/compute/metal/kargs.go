@@ -262,7 +262,7 @@ func Kargs() []any {
 	return []any{KargsConvert{}, KargsCopy{}, KargsFill{}, KargsTranspose{}, KargsPad{}, KargsRows{}, KargsBinary{},
 		KargsScale{}, KargsClamp{}, KargsUnary{}, KargsGlu{}, KargsModulate{}, KargsGatedAdd{}, KargsRope{},
 		KargsSnake{}, KargsNorm{}, KargsGroupNorm{}, KargsGemm{}, KargsAttention{},
-		KargsNormModulate{}, KargsGatedNormModulate{}, KargsQkNormRope{}}
+		KargsNormModulate{}, KargsGatedNormModulate{}, KargsQkNormRope{}, KargsQgemm{}}
 }
 
 // argBytes returns a copy of a kargs struct's bytes (the layout is C's; the

@@ -13,16 +13,13 @@ func ceilDiv(a, b int) int { return (a + b - 1) / b }
 
 // MatMul computes dst[m,n] = Σ_k x[m,k]·w[n,k] + bias[n].
 func (b *Backend) MatMul(dst, x, w, bias *compute.Tensor) {
-	compute.Check(w.Rank() == 2, "MatMul", "weight %v is not a matrix", w)
-	N, K := w.Dim(0), w.Dim(1)
-	compute.Check(x.Dim(-1) == K, "MatMul", "x %v · w %vᵀ: inner sizes differ", x, w)
-	M := x.NumElements() / max(K, 1)
-	compute.Check(dst.Dim(-1) == N && dst.NumElements() == M*N, "MatMul", "x %v · w %vᵀ into %v", x, w, dst)
-	if bias != nil {
-		compute.Check(bias.NumElements() == N, "MatMul", "bias %v for %d outputs", bias, N)
-	}
+	M, N, K := compute.MatMulDims(dst, x, w, bias)
 	flops := 2 * float64(M) * float64(N) * float64(K)
 	b.count(flops)
+	if _, _, ok := w.Quant(); ok {
+		b.quantMatMul(dst, x, w, bias, M, N, K) // ops_quant.go
+		return
+	}
 	if M == 0 || N == 0 {
 		return
 	}

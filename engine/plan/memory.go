@@ -1,0 +1,272 @@
+package plan
+
+import (
+	"fmt"
+	"strings"
+
+	"h3studio/engine/compute"
+	"h3studio/engine/quant"
+)
+
+// Memory modes: where the DiT's weights live and in what precision. The
+// text encoder runs once per prompt, resident when it fits the budget, else
+// its layers streamed; the video decoder streams its blocks stage by stage
+// across the tiles in the streaming modes and wherever its resident peak
+// does not fit (same pixels, each block read once); the audio decoder loads
+// whole. Phases run one after another
+// and each releases its component before the next loads, so a request's
+// end-to-end peak is its largest phase with everything that phase holds.
+
+// Mode is one memory mode.
+type Mode struct {
+	Name      string              // resident, resident-int8, resident-int4, streaming-int4, streaming-int8, streaming
+	Quant     compute.QuantFormat // the DiT's block weights (zero: BF16)
+	Streaming bool                // DiT blocks bound per forward from the checkpoint (SSD)
+}
+
+func mode(q compute.QuantFormat, streaming bool) Mode {
+	name := "resident"
+	if streaming {
+		name = "streaming"
+	}
+	if n := quant.Name(q); n != "" {
+		name += "-" + n
+	}
+	return Mode{Name: name, Quant: q, Streaming: streaming}
+}
+
+// Modes lists every mode, fastest first: resident modes compute at the
+// GPU's matrix rate whatever the weight precision (a quantized GEMM
+// dequantizes in its tile loads), streaming modes are bound by the SSD and
+// read fewer bytes per forward the fewer bits their weights have.
+func Modes() []Mode {
+	return []Mode{
+		mode(compute.QuantFormat{}, false), mode(compute.Int8, false), mode(compute.Int4, false),
+		mode(compute.Int4, true), mode(compute.Int8, true), mode(compute.QuantFormat{}, true),
+	}
+}
+
+// ParseMode reads a mode name.
+func ParseMode(s string) (Mode, error) {
+	for _, m := range Modes() {
+		if m.Name == s {
+			return m, nil
+		}
+	}
+	var names []string
+	for _, m := range Modes() {
+		names = append(names, m.Name)
+	}
+	return Mode{}, fmt.Errorf("plan: memory mode %q: want one of %s", s, strings.Join(names, ", "))
+}
+
+// QualityFloor bounds how much precision the automatic choice may trade
+// for speed (the studio's Settings).
+type QualityFloor string
+
+// Quality floors.
+const (
+	BestQuality    QualityFloor = "best"     // BF16 weights only: resident, else streaming
+	Balanced       QualityFloor = "balanced" // resident in the most bits that fit, else BF16 streaming
+	FastestThatFit QualityFloor = "fastest"  // the fastest mode that fits, quantized streaming included
+)
+
+// ParseQualityFloor reads a floor ("" is Balanced).
+func ParseQualityFloor(s string) (QualityFloor, error) {
+	switch QualityFloor(s) {
+	case "", Balanced:
+		return Balanced, nil
+	case BestQuality, FastestThatFit:
+		return QualityFloor(s), nil
+	}
+	return "", fmt.Errorf("plan: quality floor %q: want best, balanced or fastest", s)
+}
+
+// Candidates are the modes the floor allows, in the order they are tried.
+func (f QualityFloor) Candidates() []Mode {
+	var names []string
+	switch f {
+	case BestQuality:
+		names = []string{"resident", "streaming"}
+	case FastestThatFit:
+		names = []string{"resident", "resident-int8", "resident-int4", "streaming-int4", "streaming-int8", "streaming"}
+	default:
+		names = []string{"resident", "resident-int8", "resident-int4", "streaming"}
+	}
+	out := make([]Mode, len(names))
+	for i, n := range names {
+		out[i], _ = ParseMode(n)
+	}
+	return out
+}
+
+// Phase is what one phase of a request holds at its peak.
+type Phase struct {
+	Name      string // text, denoise, video-decode, audio-decode
+	Component string
+	Residency string // resident or streaming
+	Storage   Storage
+}
+
+// ModePlan is a request's predicted memory in one mode.
+type ModePlan struct {
+	Mode   Mode
+	Phases []Phase
+	// Peak is the end-to-end peak: the largest phase's peak.
+	Peak int64
+	// DiT is the denoising phase's DiT storage (weights resident at its
+	// peak, activations).
+	DiT  Storage
+	Fits bool // Peak within the budget
+}
+
+// Choice is the automatic choice of a memory mode for a device.
+type Choice struct {
+	DeviceBytes     int64 // physical memory
+	WorkingSetBytes int64 // the GPU's recommended working set (given, or DefaultWorkingSet)
+	BudgetBytes     int64 // working set less headroom (Budget)
+	Floor           QualityFloor
+	Chosen          ModePlan
+	Why             string
+	Modes           []ModePlan // every candidate, in the order tried
+}
+
+// DefaultWorkingSet estimates recommendedMaxWorkingSetSize where it is not
+// known (planning for another Mac): two thirds of memory up to 32 GiB, three
+// quarters above — the classic macOS rule, at or below what recent macOS
+// releases report (0.74 at 16–24 GB, 0.81–0.84 at 64–128 GB;
+// research/apple-silicon.md §2). On a Mac the Metal device's own value is used.
+func DefaultWorkingSet(deviceBytes int64) int64 {
+	if deviceBytes <= 32<<30 {
+		return deviceBytes * 2 / 3
+	}
+	return deviceBytes * 3 / 4
+}
+
+// Budget is the working set less headroom for the app, the window server
+// and allocator slack: 5 %, at least 512 MiB.
+func Budget(workingSet int64) int64 {
+	return workingSet - max(workingSet/20, 512<<20)
+}
+
+// PlanModes predicts q's phases in each of modes.
+func PlanModes(q Query, budget int64, modes []Mode) ([]ModePlan, error) {
+	byQuant := map[compute.QuantFormat]map[string]Estimate{}
+	var out []ModePlan
+	for _, m := range modes {
+		ests, ok := byQuant[m.Quant]
+		if !ok {
+			qq := q
+			qq.Quant = m.Quant
+			list, err := Run(qq, "text-encoder", "dit", "video-vae", "audio-vae")
+			if err != nil {
+				return nil, err
+			}
+			ests = map[string]Estimate{}
+			for _, e := range list {
+				ests[e.Component] = e
+			}
+			byQuant[m.Quant] = ests
+		}
+		mp := ModePlan{Mode: m}
+		text := ests["text-encoder"]
+		tp := Phase{Name: "text", Component: "text-encoder", Residency: "resident", Storage: text.Resident}
+		if text.Resident.Peak > budget {
+			tp.Residency, tp.Storage = "streaming", text.Streaming
+		}
+		d := ests["dit"]
+		dp := Phase{Name: "denoise", Component: "dit", Residency: "resident", Storage: d.Resident}
+		if m.Streaming {
+			dp.Residency, dp.Storage = "streaming", d.Streaming
+		}
+		mp.DiT = dp.Storage
+		v := ests["video-vae"]
+		vp := Phase{Name: "video-decode", Component: "video-vae", Residency: "resident", Storage: v.Resident}
+		if m.Streaming || v.Resident.Peak > budget {
+			vp.Residency, vp.Storage = "streaming", v.Streaming
+		}
+		mp.Phases = []Phase{tp, dp, vp,
+			{Name: "audio-decode", Component: "audio-vae", Residency: "resident", Storage: ests["audio-vae"].Resident},
+		}
+		for _, p := range mp.Phases {
+			mp.Peak = max(mp.Peak, p.Storage.Peak)
+		}
+		mp.Fits = mp.Peak <= budget
+		out = append(out, mp)
+	}
+	return out, nil
+}
+
+// Choose picks the first mode the floor allows (only modes of quantization
+// restrict, when restrict is non-nil) whose end-to-end peak fits the budget
+// of a device with deviceBytes of memory and the given working set (0: the
+// DefaultWorkingSet). When none fits it picks the candidate with the lowest
+// peak and says that it will swap.
+func Choose(q Query, deviceBytes, workingSet int64, floor QualityFloor, restrict *compute.QuantFormat) (Choice, error) {
+	if deviceBytes <= 0 {
+		return Choice{}, fmt.Errorf("plan: device memory %d bytes", deviceBytes)
+	}
+	if workingSet <= 0 {
+		workingSet = DefaultWorkingSet(deviceBytes)
+	}
+	workingSet = min(workingSet, deviceBytes)
+	c := Choice{DeviceBytes: deviceBytes, WorkingSetBytes: workingSet, BudgetBytes: Budget(workingSet), Floor: floor}
+	cands := floor.Candidates()
+	if restrict != nil {
+		cands = nil
+		for _, m := range Modes() {
+			if m.Quant == *restrict {
+				cands = append(cands, m)
+			}
+		}
+	}
+	mps, err := PlanModes(q, c.BudgetBytes, cands)
+	if err != nil {
+		return c, err
+	}
+	c.Modes = mps
+	gib := func(b int64) string { return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30)) }
+	var skipped []string
+	for _, mp := range mps {
+		if mp.Fits {
+			c.Chosen = mp
+			c.Why = fmt.Sprintf("%s is the fastest mode %s allows whose end-to-end peak (%s, %s) fits the budget of %s (working set %s less headroom)",
+				mp.Mode.Name, floorText(floor, restrict), gib(mp.Peak), largest(mp).Name, gib(c.BudgetBytes), gib(workingSet))
+			if len(skipped) > 0 {
+				c.Why += "; " + strings.Join(skipped, ", ") + " would not fit"
+			}
+			return c, nil
+		}
+		skipped = append(skipped, fmt.Sprintf("%s (%s)", mp.Mode.Name, gib(mp.Peak)))
+	}
+	best := mps[0]
+	for _, mp := range mps[1:] {
+		if mp.Peak < best.Peak {
+			best = mp
+		}
+	}
+	c.Chosen = best
+	c.Why = fmt.Sprintf("no mode %s allows fits the budget of %s: %s has the lowest end-to-end peak (%s) and will swap",
+		floorText(floor, restrict), gib(c.BudgetBytes), best.Mode.Name, gib(best.Peak))
+	return c, nil
+}
+
+func floorText(f QualityFloor, restrict *compute.QuantFormat) string {
+	if restrict != nil {
+		if n := quant.Name(*restrict); n != "" {
+			return "with " + n + " weights"
+		}
+		return "with BF16 weights"
+	}
+	return "the " + string(f) + " quality floor"
+}
+
+func largest(mp ModePlan) Phase {
+	p := mp.Phases[0]
+	for _, x := range mp.Phases[1:] {
+		if x.Storage.Peak > p.Storage.Peak {
+			p = x
+		}
+	}
+	return p
+}
