@@ -14,6 +14,8 @@ import (
 	"github.com/progrium/darwinkit/macos/foundation"
 	"github.com/progrium/darwinkit/objc"
 
+	"h3studio/darwin/objcpool"
+
 	"h3studio/engine/media"
 )
 
@@ -29,7 +31,7 @@ type source struct {
 func OpenMedia(path, format string) (media.Source, error) {
 	s := &source{path: path, orientation: 1}
 	var err error
-	objc.WithAutoreleasePool(func() { err = s.probe(format) })
+	objcpool.With(func() { err = s.probe(format) })
 	if err != nil {
 		return nil, err
 	}
@@ -150,7 +152,7 @@ func (s *source) Frames(ctx context.Context, max int, each func(int, *image.RGBA
 	}
 	var err error
 	n := 0
-	objc.WithAutoreleasePool(func() {
+	objcpool.With(func() {
 		r, out, e := s.reader(true)
 		if e != nil {
 			err = e
@@ -164,7 +166,7 @@ func (s *source) Frames(ctx context.Context, max int, each func(int, *image.RGBA
 				return
 			}
 			var frame *image.RGBA
-			objc.WithAutoreleasePool(func() {
+			objcpool.With(func() {
 				sb := out.CopyNextSampleBuffer()
 				if sb == 0 {
 					return
@@ -205,7 +207,7 @@ func (s *source) Audio(ctx context.Context) (media.Audio, error) {
 		a   media.Audio
 		err error
 	)
-	objc.WithAutoreleasePool(func() {
+	objcpool.With(func() {
 		r, out, e := s.reader(false)
 		if e != nil {
 			err = e
@@ -216,7 +218,7 @@ func (s *source) Audio(ctx context.Context) (media.Audio, error) {
 		limit := media.MaxAudioSeconds * 768000 * 2
 		for ctx.Err() == nil {
 			done := false
-			objc.WithAutoreleasePool(func() {
+			objcpool.With(func() {
 				sb := out.CopyNextSampleBuffer()
 				if sb == 0 {
 					done = true

@@ -14,6 +14,8 @@ import (
 	"github.com/progrium/darwinkit/macos/foundation"
 	"github.com/progrium/darwinkit/objc"
 
+	"h3studio/darwin/objcpool"
+
 	"h3studio/engine/atomicfile"
 	"h3studio/engine/media"
 )
@@ -94,7 +96,7 @@ func (s *mp4Sink) Begin(f media.Format) error {
 	}
 	s.f = f
 	var err error
-	objc.WithAutoreleasePool(func() {
+	objcpool.With(func() {
 		w, e := newWriter(s.videoTmp)
 		if e != nil {
 			err = e
@@ -139,7 +141,7 @@ func (s *mp4Sink) WriteFrame(img *image.RGBA) error {
 		return s.refuse(fmt.Errorf("media: MP4 %s: frame %d is %d×%d, the output is %d×%d", s.path, s.frames, b.Dx(), b.Dy(), s.f.Width, s.f.Height))
 	}
 	var err error
-	objc.WithAutoreleasePool(func() {
+	objcpool.With(func() {
 		if err = waitReady(s.in, s.w); err != nil {
 			return
 		}
@@ -213,7 +215,7 @@ func (s *mp4Sink) Close() error {
 	}
 	end := cmTime(int64(s.frames), media.FPS)
 	var err error
-	objc.WithAutoreleasePool(func() { err = finish(s.w, end, s.in) })
+	objcpool.With(func() { err = finish(s.w, end, s.in) })
 	if err != nil {
 		return s.fail(err, "video encoding failed")
 	}
@@ -222,7 +224,7 @@ func (s *mp4Sink) Close() error {
 	n := media.AudioSamplesFor(s.frames, s.f.SampleRate) * s.f.Channels
 	pcm := make([]float32, n)
 	copy(pcm, s.audio)
-	objc.WithAutoreleasePool(func() { err = mux(s.videoTmp, s.tmp, pcm, s.f, s.opts, end) })
+	objcpool.With(func() { err = mux(s.videoTmp, s.tmp, pcm, s.f, s.opts, end) })
 	if err != nil {
 		return s.fail(err, "muxing video and sound failed")
 	}
@@ -356,7 +358,7 @@ func (s *mp4Sink) Abort() error {
 	}
 	s.done = true
 	if s.begun && !s.w.IsNil() {
-		objc.WithAutoreleasePool(func() {
+		objcpool.With(func() {
 			if s.w.Status() == avfoundation.AssetWriterStatusWriting {
 				s.w.CancelWriting()
 			}
@@ -370,7 +372,7 @@ func (s *mp4Sink) Abort() error {
 // releaseObjects gives up the sink's references to the first pass's
 // writer, input and adaptor (each released once; safe to call again).
 func (s *mp4Sink) releaseObjects() {
-	objc.WithAutoreleasePool(func() {
+	objcpool.With(func() {
 		if !s.ad.IsNil() {
 			s.ad.Release()
 		}

@@ -49,6 +49,8 @@ type Backend struct {
 	mu    sync.Mutex // serialises encoding
 	err   error      // first error of recorded work since the last Sync
 	dummy Buffer     // bound where a kernel's optional operand is absent
+	// flopsEncoded is flops when the last dispatch was encoded (b.mu).
+	flopsEncoded uint64
 
 	live, peak, mapped atomic.Int64
 	dispatches         atomic.Int64
@@ -283,10 +285,14 @@ func (b *Backend) encode(d *Dispatch) {
 	for _, a := range d.Args {
 		if a.Buf != nil {
 			b.moved.Add(uint64(a.Size))
+			d.Work += float64(a.Size)
 		}
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	f := b.flops.Load()
+	d.Work += float64(f - b.flopsEncoded) // the op's FLOPs go with its first dispatch
+	b.flopsEncoded = f
 	if err := b.dev.Encode(d); err != nil && b.err == nil {
 		b.err = fmt.Errorf("metal: %s: %w", d.Kernel, err)
 	}

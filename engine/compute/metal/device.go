@@ -64,6 +64,9 @@ type Dispatch struct {
 	// InPlace says that a written view may be the same view as a read one
 	// (elementwise kernels read their element before writing it).
 	InPlace bool
+	// Work estimates the dispatch's cost (FLOPs counted by the op plus
+	// bytes bound): devices cut command buffers by it.
+	Work float64
 }
 
 // GEMM is a matrix product the device may run with a vendor library:

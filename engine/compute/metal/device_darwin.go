@@ -18,9 +18,16 @@ import (
 	"h3studio/shaders"
 )
 
-// batchDispatches is how many dispatches a command buffer takes before it is
-// committed, so that the GPU starts while the host keeps encoding.
-const batchDispatches = 64
+// A command buffer is committed once its estimated work reaches
+// commitWork (FLOPs plus bytes moved, Dispatch.Work), so that no buffer runs
+// long enough for macOS's GPU watchdog (kIOGPUCommandBufferCallbackErrorTimeout,
+// a few seconds) — about 0.25 s on the slowest supported chip (M1, ≈ 2.6
+// TFLOPS fp32) — or after batchDispatches dispatches, so that the GPU starts
+// while the host keeps encoding.
+const (
+	commitWork      = 0.6e12
+	batchDispatches = 64
+)
 
 // OpenOptions configure Open.
 type OpenOptions struct {
@@ -79,8 +86,9 @@ type gpu struct {
 	mu       sync.Mutex // encoding state
 	cb       *mtl.CommandBuffer
 	n        int      // dispatches in cb
+	work     float64  // estimated work in cb (Dispatch.Work)
 	releases []func() // to run when cb completes
-	pending  []*mtl.CommandBuffer
+	pending  []submitted
 	gemms    map[mtl.GEMMSpec]*mtl.GEMM
 
 	errMu   sync.Mutex
@@ -120,18 +128,13 @@ func (g *gpu) Info() compute.DeviceInfo { return g.info }
 
 // gpuBuffer is a metal.Buffer over an mtl.Buffer.
 type gpuBuffer struct {
-	b       *mtl.Buffer
-	g       *gpu
-	windows bool // a zero-copy window in the residency set
+	b *mtl.Buffer
+	g *gpu
 }
 
 func (b *gpuBuffer) Bytes() []byte { return b.b.Bytes() }
 
 func (b *gpuBuffer) Release() {
-	if b.windows && b.g.resid != nil {
-		b.g.resid.Remove(b.b)
-		b.g.resid.Commit()
-	}
 	b.b.Release()
 }
 
@@ -148,11 +151,10 @@ func (g *gpu) wrapWindow(w []byte) (Buffer, error) {
 	if err != nil {
 		return nil, err
 	}
-	if g.resid != nil {
-		g.resid.Add(b)
-		g.resid.Commit()
-	}
-	return &gpuBuffer{b: b, g: g, windows: true}, nil
+	// Windows over mapped shards stay out of the residency set: asking
+	// for their residency would page the whole checkpoint in, defeating
+	// block streaming; the OS pages them on use.
+	return &gpuBuffer{b: b, g: g}, nil
 }
 
 func (g *gpu) MapHost(region []byte) error                { return g.host.Add(region) }
@@ -196,7 +198,8 @@ func (g *gpu) Encode(d *Dispatch) error {
 	}
 	enc.Dispatch(d.Groups, d.Threads)
 	g.n++
-	if g.n >= batchDispatches {
+	g.work += d.Work
+	if g.n >= batchDispatches || g.work >= commitWork {
 		g.commit()
 	}
 	return nil
@@ -225,10 +228,20 @@ func (g *gpu) EncodeGEMM(m *GEMM) (bool, error) {
 		}
 		return mtl.View{Buf: a.Buf.(*gpuBuffer).b, Offset: a.Offset}
 	}
-	rel := gm.Encode(g.current(), view(m.X), view(m.W), view(m.Bias), view(m.Dst))
+	rel, ok := gm.Encode(g.current(), view(m.X), view(m.W), view(m.Bias), view(m.Dst))
+	if !ok {
+		return false, nil
+	}
 	g.releases = append(g.releases, rel)
 	g.n++
 	return true, nil
+}
+
+// submitted is a committed command buffer and what to release once it has
+// completed.
+type submitted struct {
+	cb   *mtl.CommandBuffer
+	rels []func()
 }
 
 // commit submits the open command buffer (g.mu held).
@@ -236,26 +249,14 @@ func (g *gpu) commit() {
 	if g.cb == nil {
 		return
 	}
-	cb, rels := g.cb, g.releases
-	g.cb, g.releases, g.n = nil, nil, 0
+	g.cb.Commit()
 	g.subs.Add(1)
-	cb.Commit(func(c mtl.Completion) {
-		g.gpuTime.Add(int64(c.GPUTime))
-		if c.Err != nil {
-			g.errMu.Lock()
-			if g.err == nil {
-				g.err = c.Err
-			}
-			g.errMu.Unlock()
-		}
-		for _, r := range rels {
-			r()
-		}
-	})
-	g.pending = append(g.pending, cb)
+	g.pending = append(g.pending, submitted{g.cb, g.releases})
+	g.cb, g.releases, g.n, g.work = nil, nil, 0, 0
 }
 
-// Wait commits the open work and waits for every committed command buffer.
+// Wait commits the open work and waits for every committed command buffer;
+// each buffer's status, error and GPU time are read after it completed.
 func (g *gpu) Wait(ctx context.Context) error {
 	g.mu.Lock()
 	g.commit()
@@ -264,9 +265,20 @@ func (g *gpu) Wait(ctx context.Context) error {
 	g.mu.Unlock()
 	done := make(chan struct{})
 	go func() {
-		for _, cb := range pending {
-			cb.Wait()
-			cb.Release()
+		for _, s := range pending {
+			c := s.cb.Wait()
+			g.gpuTime.Add(int64(c.GPUTime))
+			if c.Err != nil {
+				g.errMu.Lock()
+				if g.err == nil {
+					g.err = c.Err
+				}
+				g.errMu.Unlock()
+			}
+			for _, r := range s.rels {
+				r()
+			}
+			s.cb.Release()
 		}
 		close(done)
 	}()
