@@ -69,6 +69,7 @@ func (c *CommandBuffer) adopt(cur objc.Object) {
 	c.spent = append(c.spent, c.obj)
 	c.obj = metal.CommandBufferObject{Object: cur}
 }
+
 // Encoder returns the open compute encoder, starting one (serial dispatch:
 // each dispatch sees the writes of the ones before it).
 func (c *CommandBuffer) Encoder() *Encoder {
