@@ -12,7 +12,6 @@ import (
 
 	"github.com/progrium/darwinkit/macos/avfoundation"
 	"github.com/progrium/darwinkit/macos/foundation"
-	"github.com/progrium/darwinkit/objc"
 
 	"h3studio/darwin/objcpool"
 
@@ -132,13 +131,18 @@ func (s *source) reader(video bool) (avfoundation.AssetReader, avfoundation.Asse
 	if err := nsError(e); err != nil || r.IsNil() {
 		return r, avfoundation.AssetReaderTrackOutput{}, &media.Error{Path: s.path, Problem: "cannot read", Err: err}
 	}
-	out := objc.Call[avfoundation.AssetReaderTrackOutput](avfoundation.AssetReaderTrackOutputClass.Alloc(),
-		objc.Sel("initWithTrack:outputSettings:"), t, set)
+	out, err := newTrackOutput(t, set)
+	if err != nil {
+		return r, avfoundation.AssetReaderTrackOutput{}, &media.Error{Path: s.path, Problem: "cannot decode this track", Err: err}
+	}
 	if !r.CanAddOutput(out) {
 		out.Release()
 		return r, avfoundation.AssetReaderTrackOutput{}, &media.Error{Path: s.path, Problem: "cannot decode this track", Err: media.ErrUnsupported}
 	}
-	r.AddOutput(out)
+	if err := addOutput(r, out); err != nil {
+		out.Release()
+		return r, avfoundation.AssetReaderTrackOutput{}, &media.Error{Path: s.path, Problem: "cannot decode this track", Err: err}
+	}
 	if !r.StartReading() {
 		out.Release()
 		return r, avfoundation.AssetReaderTrackOutput{}, &media.Error{Path: s.path, Problem: "cannot decode", Err: nsError(r.Error())}

@@ -40,8 +40,12 @@ type OpenOptions struct {
 // Open returns the Metal backend on the system's default GPU: the shader
 // library compiled from the embedded sources (a compile error names the
 // kernel and the line), a command queue and, on macOS 15, a residency set
-// for mapped checkpoint shards. It fails with mtl.ErrNoDevice without a GPU.
+// for mapped checkpoint shards. It fails with mtl.ErrNoDevice without a GPU
+// and with mtl.ErrOldMacOS before macOS 14.
 func Open(o OpenOptions) (*Backend, error) {
+	if !mtl.OSAtLeast(mtl.MinMacOS[0], mtl.MinMacOS[1]) {
+		return nil, mtl.ErrOldMacOS
+	}
 	dev, err := mtl.DefaultDevice()
 	if err != nil {
 		return nil, err
