@@ -37,6 +37,7 @@ func OpenMedia(path, format string) (media.Source, error) {
 	return s, nil
 }
 
+// asset is the file as an autoreleased AVURLAsset. Called inside a pool.
 func (s *source) asset() avfoundation.URLAsset {
 	return avfoundation.URLAsset_URLAssetWithURLOptions(foundation.URL_FileURLWithPath(s.path), nil)
 }
@@ -119,6 +120,7 @@ func (s *source) Image(ctx context.Context) (*image.RGBA, error) {
 // reader starts an AVAssetReader on one track with the shim's settings.
 // The reader is autoreleased (use it inside the caller's pool); the output
 // is owned by the caller, who releases it.
+// Called inside a pool.
 func (s *source) reader(video bool) (avfoundation.AssetReader, avfoundation.AssetReaderTrackOutput, error) {
 	a := s.asset()
 	v, au := tracks(a)

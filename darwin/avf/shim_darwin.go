@@ -43,6 +43,7 @@ func PlatformImageIO() media.Platform {
 // settings wraps a shim-built NSDictionary (autoreleased) as an object.
 func settings(p unsafe.Pointer) objc.Object { return objc.ObjectFrom(p) }
 
+// nsError is an NSError out-parameter as a Go error. Called inside a pool.
 func nsError(e foundation.Error) error {
 	if e.IsNil() {
 		return nil

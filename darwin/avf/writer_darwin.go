@@ -75,6 +75,8 @@ func (s *mp4Sink) fail(err error, what string) error {
 	return &media.Error{Path: s.path, Problem: what, Err: err}
 }
 
+// newWriter is an autoreleased AVAssetWriter of an MP4 at path. Called inside
+// a pool.
 func newWriter(path string) (avfoundation.AssetWriter, error) {
 	var e foundation.Error
 	w := avfoundation.NewAssetWriterWithURLFileTypeError(foundation.URL_FileURLWithPath(path), avfoundation.FileTypeMPEG4, unsafe.Pointer(&e))
@@ -256,6 +258,7 @@ func (s *mp4Sink) Close() error {
 
 // mux copies the H.264 samples of videoPath and encodes pcm as AAC into
 // out, appending both interleaved by time.
+// Called inside a pool.
 func mux(videoPath, out string, pcm []float32, f media.Format, o media.MP4Options, end coremedia.Time) error {
 	asset := avfoundation.URLAsset_URLAssetWithURLOptions(foundation.URL_FileURLWithPath(videoPath), nil)
 	var track avfoundation.AssetTrack

@@ -50,6 +50,7 @@ type GEMM struct {
 	mu              sync.Mutex
 }
 
+// nsShape is an MPSShape (an NSArray of NSNumber). Called inside a pool.
 func nsShape(d ...int) foundation.Array {
 	ns := make([]objc.IObject, len(d))
 	for i, v := range d {
@@ -109,6 +110,7 @@ type View struct {
 // where MPSNDArray lacks that initialiser, directly from offset 0. ok is
 // false for a region at an offset on such a system (the caller falls back to
 // the hand kernel).
+// Called inside a pool.
 func tensorData(v View, t ElemType, shape ...int) (td objc.Object, ok bool) {
 	nd := objc.Call[objc.Object](objc.GetClass("MPSNDArray"), objc.Sel("alloc"))
 	if nd.RespondsToSelector(objc.Sel("initWithBuffer:offset:descriptor:")) {
