@@ -33,6 +33,9 @@ type Options struct {
 	// GEMMMinFLOPs is the smallest MatMul (2·M·N·K) sent to the device's
 	// library GEMM when it has one; 0 means 1<<28. Tests lower it to 1.
 	GEMMMinFLOPs float64
+	// DispatchBudget bounds one dispatch's work (FLOPs plus bytes); 0 means
+	// the package's DispatchBudget. Tests lower it to exercise the splits.
+	DispatchBudget float64
 }
 
 // Backend is the Metal backend: compute.Backend over a Device. Kernels are
@@ -71,6 +74,9 @@ func New(dev Device, o Options) *Backend {
 	}
 	if b.opts.GEMMMinFLOPs == 0 {
 		b.opts.GEMMMinFLOPs = 1 << 28
+	}
+	if b.opts.DispatchBudget == 0 {
+		b.opts.DispatchBudget = DispatchBudget
 	}
 	return b
 }
@@ -284,8 +290,12 @@ func (b *Backend) encode(d *Dispatch) {
 	b.dispatches.Add(1)
 	for _, a := range d.Args {
 		if a.Buf != nil {
-			b.moved.Add(uint64(a.Size))
-			d.Work += float64(a.Size)
+			n := a.Size
+			if a.Touched > 0 {
+				n = a.Touched
+			}
+			b.moved.Add(uint64(n))
+			d.Work += float64(n)
 		}
 	}
 	b.mu.Lock()

@@ -19,15 +19,10 @@ import (
 )
 
 // A command buffer is committed once its estimated work reaches
-// commitWork (FLOPs plus bytes moved, Dispatch.Work), so that no buffer runs
-// long enough for macOS's GPU watchdog (kIOGPUCommandBufferCallbackErrorTimeout,
-// a few seconds) — about 0.25 s on the slowest supported chip (M1, ≈ 2.6
-// TFLOPS fp32) — or after batchDispatches dispatches, so that the GPU starts
-// while the host keeps encoding.
-const (
-	commitWork      = 0.6e12
-	batchDispatches = 64
-)
+// DispatchBudget, so that no buffer runs long enough for macOS's GPU
+// watchdog, or after batchDispatches dispatches, so that the GPU starts while
+// the host keeps encoding.
+const batchDispatches = 64
 
 // OpenOptions configure Open.
 type OpenOptions struct {
@@ -203,7 +198,7 @@ func (g *gpu) Encode(d *Dispatch) error {
 	enc.Dispatch(d.Groups, d.Threads)
 	g.n++
 	g.work += d.Work
-	if g.n >= batchDispatches || g.work >= commitWork {
+	if g.n >= batchDispatches || g.work >= DispatchBudget {
 		g.commit()
 	}
 	return nil
@@ -238,6 +233,10 @@ func (g *gpu) EncodeGEMM(m *GEMM) (bool, error) {
 	}
 	g.releases = append(g.releases, rel)
 	g.n++
+	g.work += 2 * float64(m.M) * float64(m.N) * float64(m.K)
+	if g.n >= batchDispatches || g.work >= DispatchBudget {
+		g.commit()
+	}
 	return true, nil
 }
 

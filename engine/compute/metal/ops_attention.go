@@ -20,7 +20,6 @@ func (b *Backend) Attention(dst, q, k, v *compute.Tensor, p compute.AttentionPar
 	Hq, Sq, D := q.Dim(0), q.Dim(1), q.Dim(2)
 	Hkv, Sk := k.Dim(0), k.Dim(1)
 	compute.Check(k.Dim(2) == D && Hkv > 0 && Hq%Hkv == 0, "Attention", "q %v vs k %v", q, k)
-	b.count(4 * float64(Hq) * float64(Sq) * float64(Sk) * float64(D))
 	if dst.NumElements() == 0 {
 		return
 	}
@@ -32,6 +31,7 @@ func (b *Backend) Attention(dst, q, k, v *compute.Tensor, p compute.AttentionPar
 		}
 	}
 	if dmax == 0 { // no kernel holds heads this wide
+		b.count(4 * float64(Hq) * float64(Sq) * float64(Sk) * float64(D))
 		b.onCPU(dst, func(c func(*compute.Tensor) *compute.Tensor) { b.ref.Attention(c(dst), c(q), c(k), c(v), p) })
 		return
 	}
@@ -47,9 +47,26 @@ func (b *Backend) Attention(dst, q, k, v *compute.Tensor, p compute.AttentionPar
 	defer r3()
 	ka := KargsAttention{Hq: uint32(Hq), Hkv: uint32(Hkv), Sq: uint32(Sq), Sk: uint32(Sk), D: uint32(D), Scale: p.Scale,
 		Causal: b2u(p.Causal), RoundProbs: b2u(p.RoundProbs && (dst.DType() == compute.BF16 || dst.DType() == compute.F16))}
+	// One dispatch per run of query tiles, each within DispatchBudget.
+	tiles := ceilDiv(Sq, attRows)
+	perTile := 4 * float64(Hq) * float64(attRows) * float64(Sk) * float64(D)
+	chunk := max(1, min(tiles, int(b.opts.DispatchBudget*0.9/perTile)))
 	b.floatOut(dst, []*compute.Tensor{q, k, v}, func(out *compute.Tensor) {
-		b.encode(&Dispatch{Kernel: fmt.Sprintf("%s_d%d", kname("attention", in, out.DType()), dmax),
-			Args:   []Arg{{Bytes: argBytes(ka)}, b.arg(qf, false), b.arg(kf, false), b.arg(vf, false), b.arg(out, true)},
-			Groups: [3]int{ceilDiv(Sq, attRows), Hq, 1}, Threads: [3]int{attThreads, 1, 1}})
+		for t0 := 0; t0 < tiles; t0 += chunk {
+			n := min(chunk, tiles-t0)
+			rows := min(Sq, (t0+n)*attRows) - t0*attRows
+			b.count(4 * float64(Hq) * float64(rows) * float64(Sk) * float64(D))
+			ka.Tile0 = uint32(t0)
+			// q and dst are bound whole (the kernel indexes from the start);
+			// the run reads and writes rows of them only.
+			qa, oa := b.arg(qf, false), b.arg(out, true)
+			if n < tiles {
+				qa.Touched = int64(Hq) * int64(rows) * int64(D) * int64(qf.DType().Size())
+				oa.Touched = int64(Hq) * int64(rows) * int64(D) * int64(out.DType().Size())
+			}
+			b.encode(&Dispatch{Kernel: fmt.Sprintf("%s_d%d", kname("attention", in, out.DType()), dmax),
+				Args:   []Arg{{Bytes: argBytes(ka)}, qa, b.arg(kf, false), b.arg(vf, false), oa},
+				Groups: [3]int{n, Hq, 1}, Threads: [3]int{attThreads, 1, 1}})
+		}
 	})
 }
