@@ -138,8 +138,17 @@ func (b *Backend) addLive(n int64) {
 // copying. It implements compute.HostMapper.
 func (b *Backend) MapHost(region []byte) error { return b.dev.MapHost(region) }
 
-// UnmapHost forgets a region registered with MapHost.
-func (b *Backend) UnmapHost(region []byte) { b.dev.UnmapHost(region) }
+// UnmapHost forgets a region registered with MapHost, after the recorded
+// work (which may read it) has finished; an error of that work comes back
+// from the next Sync.
+func (b *Backend) UnmapHost(region []byte) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err := b.dev.Wait(context.Background()); err != nil && b.err == nil {
+		b.err = fmt.Errorf("metal: %w", err)
+	}
+	b.dev.UnmapHost(region)
+}
 
 // Wrap views host memory without copying when it lies in a region
 // registered with MapHost and is aligned for dt; otherwise it copies.
