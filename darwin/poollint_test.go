@@ -222,6 +222,7 @@ func owning(c *ast.CallExpr, imports map[string]bool) bool {
 	return false
 }
 
+// describe names what produced a +1 reference.
 func describe(c *ast.CallExpr) string {
 	if s := selectorOf(c); s != "" {
 		return s

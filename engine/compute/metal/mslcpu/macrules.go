@@ -217,7 +217,7 @@ func (x *translator) signature(lp, rp int) []helperParam {
 		p := helperParam{}
 		indirect := false
 		for j, t := range arg {
-			if e := x.attrEnd(arg, j); e > 0 {
+			if j+1 < len(arg) && t.s == "[" && arg[j+1].s == "[" {
 				break // attributes follow the name
 			}
 			switch {
@@ -240,14 +240,6 @@ func (x *translator) signature(lp, rp int) []helperParam {
 		out = append(out, p)
 	}
 	return out
-}
-
-// attrEnd reports whether arg[j] starts an [[attribute]] (>0).
-func (x *translator) attrEnd(arg []token, j int) int {
-	if j+1 < len(arg) && arg[j].s == "[" && arg[j+1].s == "[" {
-		return 1
-	}
-	return 0
 }
 
 // splitArgs splits the tokens between lp and rp at top-level commas,
