@@ -34,8 +34,7 @@ type OpenOptions struct {
 
 // Open returns the Metal backend on the system's default GPU: the shader
 // library compiled from the embedded sources (a compile error names the
-// kernel and the line), a command queue and, on macOS 15, a residency set
-// for mapped checkpoint shards. It fails with mtl.ErrNoDevice without a GPU
+// kernel and the line) and a command queue. It fails with mtl.ErrNoDevice without a GPU
 // and with mtl.ErrOldMacOS before macOS 14.
 func Open(o OpenOptions) (*Backend, error) {
 	if !mtl.OSAtLeast(mtl.MinMacOS[0], mtl.MinMacOS[1]) {
@@ -78,7 +77,6 @@ type gpu struct {
 	dev   *mtl.Device
 	lib   *mtl.Library
 	queue *mtl.Queue
-	resid *mtl.ResidencySet // nil before macOS 15
 	host  HostRegions
 	info  compute.DeviceInfo
 
@@ -115,10 +113,6 @@ func newGPU(dev *mtl.Device, minWorkingSet int64) (*gpu, error) {
 		return nil, err
 	}
 	g := &gpu{dev: dev, lib: lib, queue: q, info: info, gemms: map[mtl.GEMMSpec]*mtl.GEMM{}}
-	if r, err := dev.NewResidencySet(64); err == nil {
-		g.resid = r
-		q.AddResidencySet(r)
-	}
 	g.host = HostRegions{PageSize: int64(os.Getpagesize()), MaxBuffer: dev.MaxBufferLength(), Wrap: g.wrapWindow}
 	return g, nil
 }
@@ -150,9 +144,9 @@ func (g *gpu) wrapWindow(w []byte) (Buffer, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Windows over mapped shards stay out of the residency set: asking
-	// for their residency would page the whole checkpoint in, defeating
-	// block streaming; the OS pages them on use.
+	// No residency set holds the windows over mapped shards: asking for
+	// their residency would page the whole checkpoint in, defeating block
+	// streaming; the OS pages them on use.
 	return &gpuBuffer{b: b, g: g}, nil
 }
 
@@ -305,9 +299,6 @@ func (g *gpu) Close() error {
 	}
 	g.gemms = nil
 	g.mu.Unlock()
-	if g.resid != nil {
-		g.resid.Release()
-	}
 	g.queue.Release()
 	g.lib.Release()
 	g.dev.Release()
