@@ -4,6 +4,7 @@ package mslcpu
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -343,4 +344,65 @@ func (tc *Toolchain) CheckRules(source string) error {
 	}
 	_, _, err = tc.translationUnit(cxxDir, tmp, "library.metal")
 	return err
+}
+
+// CheckAddressSpaces compiles a whole library source as C++ for OpenCL
+// (clang -x clcpp -cl-std=clc++2021): msl_shim.h maps device, constant,
+// threadgroup and thread to __global, __constant, __local and __private
+// (MSL_ADDRESS_SPACES), threadgroup storage comes from the arena as __local,
+// and the glue is left out. The compiler then rejects what Metal's would: a
+// device or threadgroup value bound to a thread reference or pointer, a
+// pointer of one space assigned to another. Diagnostics name .metal lines.
+func (tc *Toolchain) CheckAddressSpaces(source string) error {
+	_, cxxDir, err := tc.runtime()
+	if err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp("", "mslcpu-as")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	if err := os.WriteFile(filepath.Join(tmp, "library.metal"), []byte(source), 0o644); err != nil {
+		return err
+	}
+	tu, _, err := tc.translationUnit(cxxDir, tmp, "library.metal")
+	if err != nil {
+		return err
+	}
+	if i := strings.Index(tu, "\n#line 1 \"<glue>\""); i >= 0 {
+		tu = tu[:i+1]
+	}
+	cpp := filepath.Join(tmp, "library.clcpp")
+	if err := os.WriteFile(cpp, []byte(tu), 0o644); err != nil {
+		return err
+	}
+	args := []string{"-x", "clcpp", "-cl-std=clc++2021", "-cl-no-stdinc", "-fsyntax-only", "-w", "-DMSL_ADDRESS_SPACES", "-I", cxxDir}
+	for _, d := range tc.cxxIncludes() {
+		args = append(args, "-isystem", d)
+	}
+	if out, err := exec.Command(tc.CXX, append(args, cpp)...).CombinedOutput(); err != nil {
+		return &CompileError{File: "library (address spaces, C++ for OpenCL)", Msg: tidy(string(out), tmp)}
+	}
+	return nil
+}
+
+// cxxIncludes lists the C++ standard library's include folders, which the
+// OpenCL mode does not search by itself (the shim includes <type_traits>).
+func (tc *Toolchain) cxxIncludes() []string {
+	cmd := exec.Command(tc.CXX, "-x", "c++", "-std=c++17", "-E", "-v", os.DevNull)
+	out, _ := cmd.CombinedOutput()
+	var dirs []string
+	in := false
+	for _, l := range strings.Split(string(out), "\n") {
+		switch {
+		case strings.HasPrefix(l, "#include <...> search starts here:"):
+			in = true
+		case strings.HasPrefix(l, "End of search list."):
+			in = false
+		case in:
+			dirs = append(dirs, strings.TrimSpace(l))
+		}
+	}
+	return dirs
 }
