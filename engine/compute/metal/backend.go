@@ -18,6 +18,9 @@ var (
 	// OracleHandGEMM sends every MatMul to the hand kernel instead of the
 	// device's library GEMM (MPSGraph).
 	OracleHandGEMM = compute.RegisterOracle("metal-hand-gemm", "Metal: hand-written MatMul kernel instead of MPSGraph")
+	// OracleHandAttention keeps attention on the hand kernel instead of
+	// MPSGraph's scaled-dot-product attention (macOS 15).
+	OracleHandAttention = compute.RegisterOracle("metal-hand-attention", "Metal: hand-written attention kernel instead of MPSGraph SDPA")
 )
 
 // Options configure a Backend.
@@ -45,7 +48,8 @@ type Options struct {
 // use by one model at a time.
 type Backend struct {
 	dev  Device
-	gemm GEMMDevice // nil without a library GEMM
+	gemm GEMMDevice      // nil without a library GEMM
+	att  AttentionDevice // nil without a library attention
 	opts Options
 	ref  *cpu.Backend // CPU reference for fallbacks
 
@@ -68,6 +72,9 @@ func New(dev Device, o Options) *Backend {
 	b := &Backend{dev: dev, opts: o, ref: cpu.New(cpu.Options{})}
 	if g, ok := dev.(GEMMDevice); ok {
 		b.gemm = g
+	}
+	if a, ok := dev.(AttentionDevice); ok {
+		b.att = a
 	}
 	if b.opts.MemoryLimit == 0 {
 		b.opts.MemoryLimit = dev.Info().WorkingSetBytes

@@ -99,3 +99,22 @@ type GEMMDevice interface {
 	// the library does not handle g's types (the caller uses a hand kernel).
 	EncodeGEMM(g *GEMM) (ok bool, err error)
 }
+
+// AttentionHead is one head of softmax(q·kᵀ·Scale)·v without a mask: q and
+// dst are [Sq, D] rows, k and v [Sk, D], one float type throughout.
+type AttentionHead struct {
+	Sq, Sk, D    int
+	Q, K, V, Dst Arg
+	DType        compute.DType
+	Scale        float32
+}
+
+// AttentionDevice is a Device with a library attention (MPSGraph's
+// scaled-dot-product attention, macOS 15).
+type AttentionDevice interface {
+	Device
+	// EncodeAttention records a in order with the dispatches (its work is
+	// 4·Sq·Sk·D FLOPs); ok is false when the library cannot run it (the
+	// caller uses the hand kernel).
+	EncodeAttention(a *AttentionHead) (ok bool, err error)
+}

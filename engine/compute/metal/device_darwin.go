@@ -87,6 +87,8 @@ type gpu struct {
 	releases []func() // to run when cb completes
 	pending  []submitted
 	gemms    map[mtl.GEMMSpec]*mtl.GEMM
+	sdpas    map[mtl.SDPASpec]*mtl.SDPA
+	noSDPA   bool // MPSGraph has no scaled-dot-product attention (before macOS 15)
 
 	errMu   sync.Mutex
 	err     error // first command-buffer error since the last Wait
@@ -112,7 +114,7 @@ func newGPU(dev *mtl.Device, minWorkingSet int64) (*gpu, error) {
 		lib.Release()
 		return nil, err
 	}
-	g := &gpu{dev: dev, lib: lib, queue: q, info: info, gemms: map[mtl.GEMMSpec]*mtl.GEMM{}}
+	g := &gpu{dev: dev, lib: lib, queue: q, info: info, gemms: map[mtl.GEMMSpec]*mtl.GEMM{}, sdpas: map[mtl.SDPASpec]*mtl.SDPA{}}
 	g.host = HostRegions{PageSize: int64(os.Getpagesize()), MaxBuffer: dev.MaxBufferLength(), Wrap: g.wrapWindow}
 	return g, nil
 }
@@ -234,6 +236,45 @@ func (g *gpu) EncodeGEMM(m *GEMM) (bool, error) {
 	return true, nil
 }
 
+// EncodeAttention sends one head to MPSGraph's scaled-dot-product attention
+// (macOS 15); ok is false before macOS 15 and for non-float types.
+func (g *gpu) EncodeAttention(a *AttentionHead) (bool, error) {
+	t, ok := map[compute.DType]mtl.ElemType{compute.F32: mtl.Float32, compute.F16: mtl.Float16, compute.BF16: mtl.BFloat16}[a.DType]
+	if !ok {
+		return false, nil
+	}
+	spec := mtl.SDPASpec{Sq: a.Sq, Sk: a.Sk, D: a.D, Type: t, Scale: a.Scale}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.noSDPA {
+		return false, nil
+	}
+	sd, ok := g.sdpas[spec]
+	if !ok {
+		var err error
+		if sd, err = g.dev.NewSDPA(spec); errors.Is(err, mtl.ErrUnsupported) {
+			g.noSDPA = true
+			return false, nil
+		} else if err != nil {
+			sd.Release()
+			return false, err
+		}
+		g.sdpas[spec] = sd
+	}
+	view := func(x Arg) mtl.View { return mtl.View{Buf: x.Buf.(*gpuBuffer).b, Offset: x.Offset} }
+	rel, ok := sd.Encode(g.current(), view(a.Q), view(a.K), view(a.V), view(a.Dst))
+	if !ok {
+		return false, nil
+	}
+	g.releases = append(g.releases, rel)
+	g.n++
+	g.work += 4 * float64(a.Sq) * float64(a.Sk) * float64(a.D)
+	if g.n >= batchDispatches || g.work >= DispatchBudget {
+		g.commit()
+	}
+	return true, nil
+}
+
 // submitted is a committed command buffer and what to release once it has
 // completed.
 type submitted struct {
@@ -298,6 +339,10 @@ func (g *gpu) Close() error {
 		gm.Release()
 	}
 	g.gemms = nil
+	for _, sd := range g.sdpas {
+		sd.Release()
+	}
+	g.sdpas = nil
 	g.mu.Unlock()
 	g.queue.Release()
 	g.lib.Release()

@@ -206,3 +206,56 @@ func TestDispatchBudgetPlanted(t *testing.T) {
 		t.Fatalf("an unsplit attention dispatch of %.3g was not seen over the budget", d.maxWork)
 	}
 }
+
+// attentionDevice is a countingDevice with a library attention that accepts
+// (MPSGraph SDPA on macOS 15) or declines (before).
+type attentionDevice struct {
+	*countingDevice
+	accept bool
+	heads  int
+}
+
+func (d *attentionDevice) EncodeAttention(a *AttentionHead) (bool, error) {
+	if !d.accept {
+		return false, nil
+	}
+	d.heads++
+	d.work("MPSGraph SDPA", 4*float64(a.Sq)*float64(a.Sk)*float64(a.D))
+	return true, nil
+}
+
+// TestLibraryAttentionRouting: unmasked attention goes to the library, one
+// head (and run of rows) at a time within DispatchBudget; the oracle, a
+// causal mask, rounded probabilities and a declining library keep the hand
+// kernel.
+func TestLibraryAttentionRouting(t *testing.T) {
+	run := func(accept bool, o compute.Oracles, p compute.AttentionParams, sq int) (*attentionDevice, *Backend) {
+		d := &attentionDevice{countingDevice: &countingDevice{kernels: map[string]int{}}, accept: accept}
+		b := New(d, Options{MemoryLimit: 1 << 50, Oracles: o})
+		a := func(s ...int) *compute.Tensor { return compute.MustAlloc(b, compute.BF16, s...) }
+		b.Attention(a(56, sq, 128), a(56, sq, 128), a(8, sq, 128), a(8, sq, 128), p)
+		return d, b
+	}
+	hand := func(d *attentionDevice) int { return d.kernels["kernel_attention_bf16_bf16_d128"] }
+	p := compute.AttentionParams{Scale: 0.088}
+	if d, b := run(true, 0, p, 1994); d.heads != 56 || hand(d) != 0 || b.Stats().FLOPs != 4*56*1994*1994*128 {
+		t.Errorf("library: %d heads, %d hand dispatches, %.4g FLOP", d.heads, hand(d), b.Stats().FLOPs)
+	}
+	if d, _ := run(true, 0, p, 37838); d.maxWork > DispatchBudget || d.heads != 56 { // one run of rows per head fits
+		t.Errorf("37,838 rows: %d encodes (want 56), largest %.3g (budget %.3g)", d.heads, d.maxWork, DispatchBudget)
+	}
+	for name, c := range map[string]struct {
+		accept bool
+		o      compute.Oracles
+		p      compute.AttentionParams
+	}{
+		"oracle":   {true, compute.Oracles(0).With(OracleHandAttention), p},
+		"causal":   {true, 0, compute.AttentionParams{Scale: 0.088, Causal: true}},
+		"rounded":  {true, 0, compute.AttentionParams{Scale: 0.088, RoundProbs: true}},
+		"declined": {false, 0, p},
+	} {
+		if d, b := run(c.accept, c.o, c.p, 1994); d.heads != 0 || hand(d) == 0 || b.Sync(context.Background()) != nil {
+			t.Errorf("%s: %d library heads, %d hand dispatches", name, d.heads, hand(d))
+		}
+	}
+}
