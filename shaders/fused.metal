@@ -143,11 +143,12 @@ kernel void kernel_qk_norm_rope(constant kargs_qk_norm_rope& args [[buffer(0)]],
                                 device T* v [[buffer(8)]],
                                 uint2 tg [[threadgroup_position_in_grid]],
                                 uint tid [[thread_index_in_threadgroup]],
-                                uint tpg [[threads_per_threadgroup]],
+                                uint2 tpg2 [[threads_per_threadgroup]],
                                 uint sg [[simdgroup_index_in_threadgroup]],
                                 uint lane [[thread_index_in_simdgroup]]) {
     threadgroup float part[32];
     threadgroup float rowv[QK_DMAX];
+    uint tpg = tpg2.x; // grid attributes agree in width (MSL): the group is one-dimensional
     uint s = tg.x;
     uint hd = tg.y;
     uint d = args.d;

@@ -283,6 +283,7 @@ struct kargs_attention {
     float scale;
     uint causal;
     uint round_probs;
+    uint tile0; // the first query tile of this dispatch (attention is split along query tiles)
 };
 
 // qmatmul.metal

@@ -40,13 +40,18 @@ func read(name string) string {
 
 var quoteInclude = regexp.MustCompile(`(?m)^[ \t]*#[ \t]*include[ \t]*"[^"]*"[ \t]*$`)
 
+// Prelude opens Source: the standard library comes before any header (kargs.h
+// already uses its types).
+const Prelude = "#include <metal_stdlib>\nusing namespace metal;\n"
+
 // Source returns the whole library as one Metal source, as the Metal
-// compiler receives it (it cannot open include files): the headers, then
+// compiler receives it (it cannot open include files): Prelude, the headers, then
 // every .metal file in lexical order, each introduced by a #line directive so
 // that compiler diagnostics name the file and line; `#include "…"` lines are
 // blanked (the headers are already in).
 func Source() string {
 	var b strings.Builder
+	b.WriteString(Prelude)
 	for _, name := range append(append([]string{}, Headers...), MetalFiles()...) {
 		fmt.Fprintf(&b, "#line 1 \"%s\"\n", name)
 		b.WriteString(quoteInclude.ReplaceAllString(read(name), ""))

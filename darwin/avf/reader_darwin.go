@@ -12,7 +12,8 @@ import (
 
 	"github.com/progrium/darwinkit/macos/avfoundation"
 	"github.com/progrium/darwinkit/macos/foundation"
-	"github.com/progrium/darwinkit/objc"
+
+	"h3studio/darwin/objcpool"
 
 	"h3studio/engine/media"
 )
@@ -29,13 +30,14 @@ type source struct {
 func OpenMedia(path, format string) (media.Source, error) {
 	s := &source{path: path, orientation: 1}
 	var err error
-	objc.WithAutoreleasePool(func() { err = s.probe(format) })
+	objcpool.With(func() { err = s.probe(format) })
 	if err != nil {
 		return nil, err
 	}
 	return s, nil
 }
 
+// asset is the file as an autoreleased AVURLAsset. Called inside a pool.
 func (s *source) asset() avfoundation.URLAsset {
 	return avfoundation.URLAsset_URLAssetWithURLOptions(foundation.URL_FileURLWithPath(s.path), nil)
 }
@@ -118,6 +120,7 @@ func (s *source) Image(ctx context.Context) (*image.RGBA, error) {
 // reader starts an AVAssetReader on one track with the shim's settings.
 // The reader is autoreleased (use it inside the caller's pool); the output
 // is owned by the caller, who releases it.
+// Called inside a pool.
 func (s *source) reader(video bool) (avfoundation.AssetReader, avfoundation.AssetReaderTrackOutput, error) {
 	a := s.asset()
 	v, au := tracks(a)
@@ -130,13 +133,18 @@ func (s *source) reader(video bool) (avfoundation.AssetReader, avfoundation.Asse
 	if err := nsError(e); err != nil || r.IsNil() {
 		return r, avfoundation.AssetReaderTrackOutput{}, &media.Error{Path: s.path, Problem: "cannot read", Err: err}
 	}
-	out := objc.Call[avfoundation.AssetReaderTrackOutput](avfoundation.AssetReaderTrackOutputClass.Alloc(),
-		objc.Sel("initWithTrack:outputSettings:"), t, set)
+	out, err := newTrackOutput(t, set)
+	if err != nil {
+		return r, avfoundation.AssetReaderTrackOutput{}, &media.Error{Path: s.path, Problem: "cannot decode this track", Err: err}
+	}
 	if !r.CanAddOutput(out) {
 		out.Release()
 		return r, avfoundation.AssetReaderTrackOutput{}, &media.Error{Path: s.path, Problem: "cannot decode this track", Err: media.ErrUnsupported}
 	}
-	r.AddOutput(out)
+	if err := addOutput(r, out); err != nil {
+		out.Release()
+		return r, avfoundation.AssetReaderTrackOutput{}, &media.Error{Path: s.path, Problem: "cannot decode this track", Err: err}
+	}
 	if !r.StartReading() {
 		out.Release()
 		return r, avfoundation.AssetReaderTrackOutput{}, &media.Error{Path: s.path, Problem: "cannot decode", Err: nsError(r.Error())}
@@ -150,7 +158,7 @@ func (s *source) Frames(ctx context.Context, max int, each func(int, *image.RGBA
 	}
 	var err error
 	n := 0
-	objc.WithAutoreleasePool(func() {
+	objcpool.With(func() {
 		r, out, e := s.reader(true)
 		if e != nil {
 			err = e
@@ -164,7 +172,7 @@ func (s *source) Frames(ctx context.Context, max int, each func(int, *image.RGBA
 				return
 			}
 			var frame *image.RGBA
-			objc.WithAutoreleasePool(func() {
+			objcpool.With(func() {
 				sb := out.CopyNextSampleBuffer()
 				if sb == 0 {
 					return
@@ -205,7 +213,7 @@ func (s *source) Audio(ctx context.Context) (media.Audio, error) {
 		a   media.Audio
 		err error
 	)
-	objc.WithAutoreleasePool(func() {
+	objcpool.With(func() {
 		r, out, e := s.reader(false)
 		if e != nil {
 			err = e
@@ -216,7 +224,7 @@ func (s *source) Audio(ctx context.Context) (media.Audio, error) {
 		limit := media.MaxAudioSeconds * 768000 * 2
 		for ctx.Err() == nil {
 			done := false
-			objc.WithAutoreleasePool(func() {
+			objcpool.With(func() {
 				sb := out.CopyNextSampleBuffer()
 				if sb == 0 {
 					done = true

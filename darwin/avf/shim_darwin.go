@@ -43,6 +43,7 @@ func PlatformImageIO() media.Platform {
 // settings wraps a shim-built NSDictionary (autoreleased) as an object.
 func settings(p unsafe.Pointer) objc.Object { return objc.ObjectFrom(p) }
 
+// nsError is an NSError out-parameter as a Go error. Called inside a pool.
 func nsError(e foundation.Error) error {
 	if e.IsNil() {
 		return nil
@@ -156,4 +157,70 @@ func imageDecode(path string, pix []uint8, w, h int) bool {
 	cs, free := cstring(path)
 	defer free()
 	return C.h3_image_decode(cs, (*C.uint8_t)(unsafe.Pointer(&pix[0])), C.int(w), C.int(h)) != 0
+}
+
+// Messages that raise an Objective-C exception go through the shim's @try
+// (an exception cannot be caught in Go: it would end the process).
+
+// shimErr is the shim's exception text (malloc'd) as an error, or nil.
+func shimErr(what string, c *C.char) error {
+	if c == nil {
+		return nil
+	}
+	defer C.free(unsafe.Pointer(c))
+	return fmt.Errorf("%s: Objective-C exception %s", what, C.GoString(c))
+}
+
+// newWriterInput is an owned AVAssetWriterInput (hint may be nil).
+func newWriterInput(mediaType avfoundation.MediaType, settings objc.Object, hint unsafe.Pointer) (avfoundation.AssetWriterInput, error) {
+	mt, free := cstring(string(mediaType))
+	defer free()
+	var out unsafe.Pointer
+	err := shimErr("AVAssetWriterInput initWithMediaType:outputSettings:sourceFormatHint:", C.h3_writer_input(mt, settings.Ptr(), hint, &out))
+	return avfoundation.AssetWriterInputFrom(out), err
+}
+
+// newPixelAdaptor is an owned pixel-buffer adaptor of in.
+func newPixelAdaptor(in avfoundation.AssetWriterInput, attributes objc.Object) (avfoundation.AssetWriterInputPixelBufferAdaptor, error) {
+	var out unsafe.Pointer
+	err := shimErr("AVAssetWriterInputPixelBufferAdaptor initWithAssetWriterInput:sourcePixelBufferAttributes:", C.h3_pixel_adaptor(in.Ptr(), attributes.Ptr(), &out))
+	return avfoundation.AssetWriterInputPixelBufferAdaptorFrom(out), err
+}
+
+func addInput(w avfoundation.AssetWriter, in avfoundation.AssetWriterInput) error {
+	return shimErr("AVAssetWriter addInput:", C.h3_writer_add_input(w.Ptr(), in.Ptr()))
+}
+
+func startSession(w avfoundation.AssetWriter, t coremedia.Time) error {
+	return shimErr("AVAssetWriter startSessionAtSourceTime:", C.h3_writer_start_session(w.Ptr(), C.int64_t(t.Value), C.int32_t(t.Timescale)))
+}
+
+func appendPixelBuffer(ad avfoundation.AssetWriterInputPixelBufferAdaptor, pb corevideo.PixelBufferRef, t coremedia.Time) (bool, error) {
+	var ok C.int
+	err := shimErr("appendPixelBuffer:withPresentationTime:", C.h3_append_pixel_buffer(ad.Ptr(), unsafe.Pointer(uintptr(pb)), C.int64_t(t.Value), C.int32_t(t.Timescale), &ok))
+	return ok != 0, err
+}
+
+func appendSample(in avfoundation.AssetWriterInput, sb coremedia.SampleBufferRef) (bool, error) {
+	var ok C.int
+	err := shimErr("appendSampleBuffer:", C.h3_append_sample(in.Ptr(), unsafe.Pointer(uintptr(sb)), &ok))
+	return ok != 0, err
+}
+
+// newTrackOutput is an owned track output (settings may be nil: passthrough).
+func newTrackOutput(track avfoundation.AssetTrack, settings objc.Object) (avfoundation.AssetReaderTrackOutput, error) {
+	var out unsafe.Pointer
+	err := shimErr("AVAssetReaderTrackOutput initWithTrack:outputSettings:", C.h3_reader_output(track.Ptr(), settings.Ptr(), &out))
+	return avfoundation.AssetReaderTrackOutputFrom(out), err
+}
+
+func addOutput(r avfoundation.AssetReader, o avfoundation.AssetReaderTrackOutput) error {
+	return shimErr("AVAssetReader addOutput:", C.h3_reader_add_output(r.Ptr(), o.Ptr()))
+}
+
+// canApply reports whether w accepts settings for mediaType.
+func canApply(w avfoundation.AssetWriter, settings objc.Object, mediaType avfoundation.MediaType) bool {
+	mt, free := cstring(string(mediaType))
+	defer free()
+	return C.h3_can_apply(w.Ptr(), settings.Ptr(), mt) != 0
 }

@@ -28,3 +28,21 @@ void *h3_sample_format(void *sample);
 int h3_image_info(const char *path, int *width, int *height, int *orientation);
 int h3_image_decode(const char *path, uint8_t *rgba, int width, int height);
 double h3_sample_time(void *sample);
+
+// Messages that raise an Objective-C exception instead of returning an error
+// (invalid settings, a writer in the wrong state, an input not ready): each
+// runs inside @try and returns NULL, or the exception's name and reason as a
+// malloc'd string the caller frees. Objects come back retained through out.
+char *h3_writer_input(const char *mediaType, void *settings, void *formatHint, void **out);
+char *h3_pixel_adaptor(void *input, void *attributes, void **out);
+char *h3_writer_add_input(void *writer, void *input);
+char *h3_writer_start_session(void *writer, int64_t value, int32_t timescale);
+char *h3_append_pixel_buffer(void *adaptor, void *pixelBuffer, int64_t value, int32_t timescale, int *ok);
+char *h3_append_sample(void *input, void *sample, int *ok);
+char *h3_reader_output(void *track, void *settings, void **out);
+char *h3_reader_add_output(void *reader, void *output);
+
+// h3_can_apply reports whether writer accepts settings for mediaType
+// (canApplyOutputSettings:forMediaType:), so that invalid settings never
+// reach an initialiser that raises.
+int h3_can_apply(void *writer, void *settings, const char *mediaType);

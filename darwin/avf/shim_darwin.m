@@ -6,6 +6,9 @@
 #import <CoreVideo/CoreVideo.h>
 #import <ImageIO/ImageIO.h>
 #import <CoreGraphics/CoreGraphics.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "shim_darwin.h"
 
 // autoreleased hands an ARC-owned object to C as an autoreleased pointer.
@@ -251,4 +254,105 @@ int h3_image_decode(const char *path, uint8_t *rgba, int width, int height) {
 
 double h3_sample_time(void *sample) {
 	return CMTimeGetSeconds(CMSampleBufferGetPresentationTimeStamp((CMSampleBufferRef)sample));
+}
+
+// exceptionText is an exception's name and reason as a malloc'd C string.
+static char *exceptionText(NSException *e) {
+	NSString *s = [NSString stringWithFormat:@"%@: %@", e.name, e.reason];
+	return strdup(s.UTF8String);
+}
+
+static NSString *mediaTypeOf(const char *mediaType) {
+	return [NSString stringWithUTF8String:mediaType];
+}
+
+char *h3_writer_input(const char *mediaType, void *settings, void *formatHint, void **out) {
+	*out = NULL;
+	@try {
+		AVAssetWriterInput *in = [[AVAssetWriterInput alloc] initWithMediaType:mediaTypeOf(mediaType)
+			outputSettings:(__bridge NSDictionary *)settings
+			sourceFormatHint:(CMFormatDescriptionRef)formatHint];
+		*out = (__bridge_retained void *)in;
+		return NULL;
+	} @catch (NSException *e) {
+		return exceptionText(e);
+	}
+}
+
+char *h3_pixel_adaptor(void *input, void *attributes, void **out) {
+	*out = NULL;
+	@try {
+		AVAssetWriterInputPixelBufferAdaptor *ad = [[AVAssetWriterInputPixelBufferAdaptor alloc]
+			initWithAssetWriterInput:(__bridge AVAssetWriterInput *)input
+			sourcePixelBufferAttributes:(__bridge NSDictionary *)attributes];
+		*out = (__bridge_retained void *)ad;
+		return NULL;
+	} @catch (NSException *e) {
+		return exceptionText(e);
+	}
+}
+
+char *h3_writer_add_input(void *writer, void *input) {
+	@try {
+		[(__bridge AVAssetWriter *)writer addInput:(__bridge AVAssetWriterInput *)input];
+		return NULL;
+	} @catch (NSException *e) {
+		return exceptionText(e);
+	}
+}
+
+char *h3_writer_start_session(void *writer, int64_t value, int32_t timescale) {
+	@try {
+		[(__bridge AVAssetWriter *)writer startSessionAtSourceTime:CMTimeMake(value, timescale)];
+		return NULL;
+	} @catch (NSException *e) {
+		return exceptionText(e);
+	}
+}
+
+char *h3_append_pixel_buffer(void *adaptor, void *pixelBuffer, int64_t value, int32_t timescale, int *ok) {
+	*ok = 0;
+	@try {
+		*ok = [(__bridge AVAssetWriterInputPixelBufferAdaptor *)adaptor appendPixelBuffer:(CVPixelBufferRef)pixelBuffer
+			withPresentationTime:CMTimeMake(value, timescale)] ? 1 : 0;
+		return NULL;
+	} @catch (NSException *e) {
+		return exceptionText(e);
+	}
+}
+
+char *h3_append_sample(void *input, void *sample, int *ok) {
+	*ok = 0;
+	@try {
+		*ok = [(__bridge AVAssetWriterInput *)input appendSampleBuffer:(CMSampleBufferRef)sample] ? 1 : 0;
+		return NULL;
+	} @catch (NSException *e) {
+		return exceptionText(e);
+	}
+}
+
+char *h3_reader_output(void *track, void *settings, void **out) {
+	*out = NULL;
+	@try {
+		AVAssetReaderTrackOutput *o = [[AVAssetReaderTrackOutput alloc] initWithTrack:(__bridge AVAssetTrack *)track
+			outputSettings:(__bridge NSDictionary *)settings];
+		*out = (__bridge_retained void *)o;
+		return NULL;
+	} @catch (NSException *e) {
+		return exceptionText(e);
+	}
+}
+
+char *h3_reader_add_output(void *reader, void *output) {
+	@try {
+		[(__bridge AVAssetReader *)reader addOutput:(__bridge AVAssetReaderOutput *)output];
+		return NULL;
+	} @catch (NSException *e) {
+		return exceptionText(e);
+	}
+}
+
+int h3_can_apply(void *writer, void *settings, const char *mediaType) {
+	return [(__bridge AVAssetWriter *)writer canApplyOutputSettings:(__bridge NSDictionary *)settings
+		forMediaType:mediaTypeOf(mediaType)] ? 1 : 0;
 }

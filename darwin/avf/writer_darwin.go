@@ -14,6 +14,8 @@ import (
 	"github.com/progrium/darwinkit/macos/foundation"
 	"github.com/progrium/darwinkit/objc"
 
+	"h3studio/darwin/objcpool"
+
 	"h3studio/engine/atomicfile"
 	"h3studio/engine/media"
 )
@@ -73,6 +75,8 @@ func (s *mp4Sink) fail(err error, what string) error {
 	return &media.Error{Path: s.path, Problem: what, Err: err}
 }
 
+// newWriter is an autoreleased AVAssetWriter of an MP4 at path. Called inside
+// a pool.
 func newWriter(path string) (avfoundation.AssetWriter, error) {
 	var e foundation.Error
 	w := avfoundation.NewAssetWriterWithURLFileTypeError(foundation.URL_FileURLWithPath(path), avfoundation.FileTypeMPEG4, unsafe.Pointer(&e))
@@ -94,7 +98,7 @@ func (s *mp4Sink) Begin(f media.Format) error {
 	}
 	s.f = f
 	var err error
-	objc.WithAutoreleasePool(func() {
+	objcpool.With(func() {
 		w, e := newWriter(s.videoTmp)
 		if e != nil {
 			err = e
@@ -109,21 +113,29 @@ func (s *mp4Sink) Begin(f media.Format) error {
 		w.Retain()
 		s.w = w
 		vs := settings(C_videoSettings(f.Width, f.Height, s.opts.VideoBitRate(f.Width, f.Height)))
-		s.in = objc.Call[avfoundation.AssetWriterInput](avfoundation.AssetWriterInputClass.Alloc(),
-			objc.Sel("initWithMediaType:outputSettings:"), avfoundation.MediaTypeVideo, vs)
+		if !canApply(s.w, vs, avfoundation.MediaTypeVideo) {
+			err = fmt.Errorf("AVAssetWriter rejects H.264 %d×%d at %d bit/s", f.Width, f.Height, s.opts.VideoBitRate(f.Width, f.Height))
+			return
+		}
+		if s.in, err = newWriterInput(avfoundation.MediaTypeVideo, vs, nil); err != nil {
+			return
+		}
 		s.in.SetExpectsMediaDataInRealTime(false)
-		s.ad = objc.Call[avfoundation.AssetWriterInputPixelBufferAdaptor](avfoundation.AssetWriterInputPixelBufferAdaptorClass.Alloc(),
-			objc.Sel("initWithAssetWriterInput:sourcePixelBufferAttributes:"), s.in, settings(C_pixelAttributes(f.Width, f.Height)))
+		if s.ad, err = newPixelAdaptor(s.in, settings(C_pixelAttributes(f.Width, f.Height))); err != nil {
+			return
+		}
 		if !s.w.CanAddInput(s.in) {
 			err = fmt.Errorf("AVAssetWriter cannot take an H.264 %d×%d input", f.Width, f.Height)
 			return
 		}
-		s.w.AddInput(s.in)
+		if err = addInput(s.w, s.in); err != nil {
+			return
+		}
 		if !s.w.StartWriting() {
 			err = fmt.Errorf("AVAssetWriter did not start: %v", nsError(s.w.Error()))
 			return
 		}
-		s.w.StartSessionAtSourceTime(cmTime(0, media.FPS))
+		err = startSession(s.w, cmTime(0, media.FPS))
 	})
 	if err != nil {
 		return s.fail(err, "cannot start MP4 export")
@@ -139,7 +151,7 @@ func (s *mp4Sink) WriteFrame(img *image.RGBA) error {
 		return s.refuse(fmt.Errorf("media: MP4 %s: frame %d is %d×%d, the output is %d×%d", s.path, s.frames, b.Dx(), b.Dy(), s.f.Width, s.f.Height))
 	}
 	var err error
-	objc.WithAutoreleasePool(func() {
+	objcpool.With(func() {
 		if err = waitReady(s.in, s.w); err != nil {
 			return
 		}
@@ -150,7 +162,10 @@ func (s *mp4Sink) WriteFrame(img *image.RGBA) error {
 		}
 		defer release(pb)
 		// Frame n is presented at n/24 s exactly.
-		if !s.ad.AppendPixelBufferWithPresentationTime(pb, cmTime(int64(s.frames), media.FPS)) {
+		ok, e := appendPixelBuffer(s.ad, pb, cmTime(int64(s.frames), media.FPS))
+		if e != nil {
+			err = e
+		} else if !ok {
 			err = fmt.Errorf("AVAssetWriter refused frame %d: %v", s.frames, nsError(s.w.Error()))
 		}
 	})
@@ -213,7 +228,7 @@ func (s *mp4Sink) Close() error {
 	}
 	end := cmTime(int64(s.frames), media.FPS)
 	var err error
-	objc.WithAutoreleasePool(func() { err = finish(s.w, end, s.in) })
+	objcpool.With(func() { err = finish(s.w, end, s.in) })
 	if err != nil {
 		return s.fail(err, "video encoding failed")
 	}
@@ -222,7 +237,7 @@ func (s *mp4Sink) Close() error {
 	n := media.AudioSamplesFor(s.frames, s.f.SampleRate) * s.f.Channels
 	pcm := make([]float32, n)
 	copy(pcm, s.audio)
-	objc.WithAutoreleasePool(func() { err = mux(s.videoTmp, s.tmp, pcm, s.f, s.opts, end) })
+	objcpool.With(func() { err = mux(s.videoTmp, s.tmp, pcm, s.f, s.opts, end) })
 	if err != nil {
 		return s.fail(err, "muxing video and sound failed")
 	}
@@ -243,6 +258,7 @@ func (s *mp4Sink) Close() error {
 
 // mux copies the H.264 samples of videoPath and encodes pcm as AAC into
 // out, appending both interleaved by time.
+// Called inside a pool.
 func mux(videoPath, out string, pcm []float32, f media.Format, o media.MP4Options, end coremedia.Time) error {
 	asset := avfoundation.URLAsset_URLAssetWithURLOptions(foundation.URL_FileURLWithPath(videoPath), nil)
 	var track avfoundation.AssetTrack
@@ -260,10 +276,14 @@ func mux(videoPath, out string, pcm []float32, f media.Format, o media.MP4Option
 	if err := nsError(e); err != nil || r.IsNil() {
 		return fmt.Errorf("cannot read back the encoded video: %v", err)
 	}
-	ro := objc.Call[avfoundation.AssetReaderTrackOutput](avfoundation.AssetReaderTrackOutputClass.Alloc(),
-		objc.Sel("initWithTrack:outputSettings:"), track, objc.Object{}) // nil settings: compressed passthrough
+	ro, err := newTrackOutput(track, objc.Object{}) // nil settings: compressed passthrough
+	if err != nil {
+		return err
+	}
 	defer ro.Release() // alloc/init: owned; the reader keeps its own reference
-	r.AddOutput(ro)
+	if err := addOutput(r, ro); err != nil {
+		return err
+	}
 	if !r.StartReading() {
 		return fmt.Errorf("cannot read back the encoded video: %v", nsError(r.Error()))
 	}
@@ -277,11 +297,22 @@ func mux(videoPath, out string, pcm []float32, f media.Format, o media.MP4Option
 		release(first)
 		return err
 	}
-	vin := objc.Call[avfoundation.AssetWriterInput](avfoundation.AssetWriterInputClass.Alloc(),
-		objc.Sel("initWithMediaType:outputSettings:sourceFormatHint:"), avfoundation.MediaTypeVideo, objc.Object{}, hint)
-	ain := objc.Call[avfoundation.AssetWriterInput](avfoundation.AssetWriterInputClass.Alloc(),
-		objc.Sel("initWithMediaType:outputSettings:"), avfoundation.MediaTypeAudio, settings(C_audioSettings(f.SampleRate, f.Channels, o.AudioBitRateOrDefault())))
+	vin, err := newWriterInput(avfoundation.MediaTypeVideo, objc.Object{}, unsafe.Pointer(uintptr(hint)))
+	if err != nil {
+		release(first)
+		return err
+	}
 	defer vin.Release() // alloc/init: owned; the writer keeps its own references
+	as, err := audioSettings(w, f, o.AudioBitRateOrDefault())
+	if err != nil {
+		release(first)
+		return err
+	}
+	ain, err := newWriterInput(avfoundation.MediaTypeAudio, as, nil)
+	if err != nil {
+		release(first)
+		return err
+	}
 	defer ain.Release()
 	vin.SetExpectsMediaDataInRealTime(false)
 	ain.SetExpectsMediaDataInRealTime(false)
@@ -289,13 +320,20 @@ func mux(videoPath, out string, pcm []float32, f media.Format, o media.MP4Option
 		release(first)
 		return fmt.Errorf("AVAssetWriter cannot take the video and AAC inputs")
 	}
-	w.AddInput(vin)
-	w.AddInput(ain)
+	for _, in := range []avfoundation.AssetWriterInput{vin, ain} {
+		if err := addInput(w, in); err != nil {
+			release(first)
+			return err
+		}
+	}
 	if !w.StartWriting() {
 		release(first)
 		return fmt.Errorf("AVAssetWriter did not start: %v", nsError(w.Error()))
 	}
-	w.StartSessionAtSourceTime(cmTime(0, media.FPS))
+	if err := startSession(w, cmTime(0, media.FPS)); err != nil {
+		release(first)
+		return err
+	}
 	const chunk = 4096 // sample frames per audio buffer
 	next, vDone := first, false
 	var aFrame int64
@@ -313,8 +351,12 @@ func mux(videoPath, out string, pcm []float32, f media.Format, o media.MP4Option
 				release(next)
 				return fmt.Errorf("cannot build an audio sample buffer")
 			}
-			ok := ain.AppendSampleBuffer(sb)
+			ok, err := appendSample(ain, sb)
 			release(sb)
+			if err != nil {
+				release(next)
+				return err
+			}
 			if !ok {
 				release(next)
 				return fmt.Errorf("AVAssetWriter refused audio: %v", nsError(w.Error()))
@@ -328,8 +370,11 @@ func mux(videoPath, out string, pcm []float32, f media.Format, o media.MP4Option
 			release(next)
 			return err
 		}
-		ok := vin.AppendSampleBuffer(next)
+		ok, err := appendSample(vin, next)
 		release(next)
+		if err != nil {
+			return err
+		}
 		if !ok {
 			return fmt.Errorf("AVAssetWriter refused video: %v", nsError(w.Error()))
 		}
@@ -341,6 +386,22 @@ func mux(videoPath, out string, pcm []float32, f media.Format, o media.MP4Option
 		}
 	}
 	return finish(w, end, vin, ain)
+}
+
+// audioSettings is AAC at bitRate, or at the highest of the fallback rates
+// the writer accepts for f's sample rate and channels (Apple's AAC encoder
+// caps the bit rate by sample rate; 192 kbit/s at 32 kHz stereo is not
+// documented).
+func audioSettings(w avfoundation.AssetWriter, f media.Format, bitRate int) (objc.Object, error) {
+	for _, r := range []int{bitRate, 160000, 128000, 96000, 64000} {
+		if r > bitRate {
+			continue
+		}
+		if s := settings(C_audioSettings(f.SampleRate, f.Channels, r)); canApply(w, s, avfoundation.MediaTypeAudio) {
+			return s, nil
+		}
+	}
+	return objc.Object{}, fmt.Errorf("AVAssetWriter accepts no AAC bit rate up to %d bit/s at %d Hz, %d channels", bitRate, f.SampleRate, f.Channels)
 }
 
 func videoTime(sb coremedia.SampleBufferRef) float64 {
@@ -356,7 +417,7 @@ func (s *mp4Sink) Abort() error {
 	}
 	s.done = true
 	if s.begun && !s.w.IsNil() {
-		objc.WithAutoreleasePool(func() {
+		objcpool.With(func() {
 			if s.w.Status() == avfoundation.AssetWriterStatusWriting {
 				s.w.CancelWriting()
 			}
@@ -370,7 +431,7 @@ func (s *mp4Sink) Abort() error {
 // releaseObjects gives up the sink's references to the first pass's
 // writer, input and adaptor (each released once; safe to call again).
 func (s *mp4Sink) releaseObjects() {
-	objc.WithAutoreleasePool(func() {
+	objcpool.With(func() {
 		if !s.ad.IsNil() {
 			s.ad.Release()
 		}

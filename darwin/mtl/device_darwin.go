@@ -9,6 +9,8 @@ import (
 	"github.com/progrium/darwinkit/macos/foundation"
 	"github.com/progrium/darwinkit/macos/metal"
 	"github.com/progrium/darwinkit/objc"
+
+	"h3studio/darwin/objcpool"
 )
 
 // Device is one Metal GPU. It is safe for concurrent use.
@@ -19,7 +21,7 @@ type Device struct {
 // DefaultDevice returns the system's default GPU, or ErrNoDevice.
 func DefaultDevice() (*Device, error) {
 	var d *Device
-	objc.WithAutoreleasePool(func() {
+	objcpool.With(func() {
 		if p := defaultDevicePtr(); p != nil {
 			d = &Device{obj: metal.DeviceObject{Object: objc.ObjectFrom(p)}}
 		}
@@ -33,7 +35,7 @@ func DefaultDevice() (*Device, error) {
 // Devices lists every Metal GPU.
 func Devices() []*Device {
 	var ds []*Device
-	objc.WithAutoreleasePool(func() {
+	objcpool.With(func() {
 		n := deviceCount()
 		for i := 0; i < n; i++ {
 			if p := devicePtr(i); p != nil {
@@ -50,7 +52,7 @@ func (d *Device) Release() { d.obj.Release() }
 // Name is the GPU's name, e.g. "Apple M3 Max".
 func (d *Device) Name() string {
 	var s string
-	objc.WithAutoreleasePool(func() { s = d.obj.Name() })
+	objcpool.With(func() { s = d.obj.Name() })
 	return s
 }
 
@@ -58,7 +60,7 @@ func (d *Device) Name() string {
 // (MTLGPUFamilyApple7 = 1007 for M1 … Apple10 = 1010 for M5), or 0.
 func (d *Device) FamilyNumber() int {
 	f := 0
-	objc.WithAutoreleasePool(func() {
+	objcpool.With(func() {
 		for v := 1012; v >= 1001; v-- { // raw values: older SDK enums stop before Apple10
 			if d.obj.SupportsFamily(metal.GPUFamily(v)) {
 				f = v
@@ -80,7 +82,7 @@ func (d *Device) Family() string {
 // UnifiedMemory reports whether the GPU shares the host's memory.
 func (d *Device) UnifiedMemory() bool {
 	var u bool
-	objc.WithAutoreleasePool(func() { u = d.obj.HasUnifiedMemory() })
+	objcpool.With(func() { u = d.obj.HasUnifiedMemory() })
 	return u
 }
 
@@ -88,21 +90,21 @@ func (d *Device) UnifiedMemory() bool {
 // use without hurting performance (it follows iogpu.wired_limit_mb).
 func (d *Device) RecommendedMaxWorkingSetSize() int64 {
 	var n uint64
-	objc.WithAutoreleasePool(func() { n = d.obj.RecommendedMaxWorkingSetSize() })
+	objcpool.With(func() { n = d.obj.RecommendedMaxWorkingSetSize() })
 	return int64(n)
 }
 
 // MaxBufferLength is the largest buffer the device can make.
 func (d *Device) MaxBufferLength() int64 {
 	var n uint
-	objc.WithAutoreleasePool(func() { n = d.obj.MaxBufferLength() })
+	objcpool.With(func() { n = d.obj.MaxBufferLength() })
 	return int64(n)
 }
 
 // MaxThreadgroupMemoryLength is the threadgroup memory of one group.
 func (d *Device) MaxThreadgroupMemoryLength() int {
 	var n uint
-	objc.WithAutoreleasePool(func() { n = d.obj.MaxThreadgroupMemoryLength() })
+	objcpool.With(func() { n = d.obj.MaxThreadgroupMemoryLength() })
 	return int(n)
 }
 
@@ -115,7 +117,7 @@ type Buffer struct {
 // NewBuffer allocates n bytes of shared storage.
 func (d *Device) NewBuffer(n int64) (*Buffer, error) {
 	var b *Buffer
-	objc.WithAutoreleasePool(func() {
+	objcpool.With(func() {
 		obj := d.obj.NewBufferWithLengthOptions(uint(n), metal.ResourceStorageModeShared)
 		if obj.IsNil() {
 			return
@@ -136,7 +138,7 @@ func (d *Device) NewBufferNoCopy(mem []byte) (*Buffer, error) {
 		return nil, fmt.Errorf("mtl: NewBufferNoCopy of no bytes")
 	}
 	var b *Buffer
-	objc.WithAutoreleasePool(func() {
+	objcpool.With(func() {
 		// The generated wrapper wants a Go deallocator func (a block that
 		// would be invoked); an untyped nil sends no block.
 		obj := objc.Call[metal.BufferObject](d.obj, objc.Sel("newBufferWithBytesNoCopy:length:options:deallocator:"),
@@ -161,7 +163,7 @@ func (b *Buffer) Len() int64 { return int64(len(b.host)) }
 // Release frees the buffer once the GPU work that uses it has finished
 // (command buffers retain what they use).
 func (b *Buffer) Release() {
-	objc.WithAutoreleasePool(func() { b.obj.Release() })
+	objcpool.With(func() { b.obj.Release() })
 }
 
 // nsError converts an NSError out-parameter.

@@ -12,6 +12,14 @@ var ErrNoDevice = errors.New("mtl: no Metal device")
 // ErrUnsupported reports an API the running macOS lacks.
 var ErrUnsupported = errors.New("mtl: not supported by this macOS")
 
+// MinMacOS is the oldest macOS the Metal backend runs on: the library is
+// compiled as MSL 3.0 (macOS 13) and MPSGraph takes bfloat16 from macOS 14.
+// packaging/macos/Info.plist's LSMinimumSystemVersion says the same.
+var MinMacOS = [2]int{14, 0}
+
+// ErrOldMacOS reports a macOS older than MinMacOS.
+var ErrOldMacOS = fmt.Errorf("mtl: the Metal backend needs macOS %d.%d or later", MinMacOS[0], MinMacOS[1])
+
 // CompileError is a failed library compilation; Log is the Metal compiler's
 // message (file:line:column diagnostics).
 type CompileError struct {

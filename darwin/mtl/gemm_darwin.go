@@ -9,6 +9,8 @@ import (
 	"github.com/progrium/darwinkit/macos/foundation"
 	"github.com/progrium/darwinkit/macos/mps"
 	"github.com/progrium/darwinkit/objc"
+
+	"h3studio/darwin/objcpool"
 )
 
 // ElemType is a matrix element type of the MPSGraph product.
@@ -48,6 +50,7 @@ type GEMM struct {
 	mu              sync.Mutex
 }
 
+// nsShape is an MPSShape (an NSArray of NSNumber). Called inside a pool.
 func nsShape(d ...int) foundation.Array {
 	ns := make([]objc.IObject, len(d))
 	for i, v := range d {
@@ -65,7 +68,7 @@ func (d *Device) NewGEMM(s GEMMSpec) (*GEMM, error) {
 	}
 	g := &GEMM{spec: s}
 	var err error
-	objc.WithAutoreleasePool(func() {
+	objcpool.With(func() {
 		cls := objc.GetClass("MPSGraph")
 		if cls.Ptr() == nil {
 			err = ErrUnsupported
@@ -99,62 +102,94 @@ type View struct {
 	Offset int64
 }
 
-// tensorData wraps a buffer region as MPSGraphTensorData through an
-// MPSNDArray at an offset (MPSGraphTensorData has no offset of its own);
-// the shape is row-major (slowest axis first), as MPSGraph's.
-func tensorData(v View, t ElemType, shape ...int) objc.Object {
-	desc := objc.Call[objc.Object](objc.GetClass("MPSNDArrayDescriptor"), objc.Sel("descriptorWithDataType:shape:"), t.mps(), nsShape(shape...))
+// tensorData wraps a buffer region as MPSGraphTensorData; the shape is
+// row-major (slowest axis first), as MPSGraph's. MPSGraphTensorData has no
+// offset of its own: the region is viewed through an MPSNDArray at an offset
+// (initWithBuffer:offset:descriptor:, public from macOS 15) with packed rows
+// (otherwise rows whose bytes are not a multiple of 16 are read padded), or,
+// where MPSNDArray lacks that initialiser, directly from offset 0. ok is
+// false for a region at an offset on such a system (the caller falls back to
+// the hand kernel).
+// Called inside a pool.
+func tensorData(v View, t ElemType, shape ...int) (td objc.Object, ok bool) {
 	nd := objc.Call[objc.Object](objc.GetClass("MPSNDArray"), objc.Sel("alloc"))
-	nd = objc.Call[objc.Object](nd, objc.Sel("initWithBuffer:offset:descriptor:"), v.Buf.obj, uint(v.Offset), desc)
-	td := objc.Call[objc.Object](objc.GetClass("MPSGraphTensorData"), objc.Sel("alloc"))
-	td = objc.Call[objc.Object](td, objc.Sel("initWithMPSNDArray:"), nd)
-	nd.Release() // the tensor data holds it
-	return td
+	if nd.RespondsToSelector(objc.Sel("initWithBuffer:offset:descriptor:")) {
+		desc := objc.Call[objc.Object](objc.GetClass("MPSNDArrayDescriptor"), objc.Sel("descriptorWithDataType:shape:"), t.mps(), nsShape(shape...))
+		if desc.RespondsToSelector(objc.Sel("setPreferPackedRows:")) {
+			objc.Call[objc.Void](desc, objc.Sel("setPreferPackedRows:"), true)
+		}
+		nd = objc.Call[objc.Object](nd, objc.Sel("initWithBuffer:offset:descriptor:"), v.Buf.obj, uint(v.Offset), desc)
+		td = objc.Call[objc.Object](objc.GetClass("MPSGraphTensorData"), objc.Sel("alloc"))
+		td = objc.Call[objc.Object](td, objc.Sel("initWithMPSNDArray:"), nd)
+		nd.Release() // the tensor data holds it
+		return td, !td.IsNil()
+	}
+	objc.Call[objc.Void](nd, objc.Sel("release")) // allocated, never initialised
+	if v.Offset != 0 {
+		return objc.Object{}, false
+	}
+	td = objc.Call[objc.Object](objc.GetClass("MPSGraphTensorData"), objc.Sel("alloc"))
+	td = objc.Call[objc.Object](td, objc.Sel("initWithMTLBuffer:shape:dataType:"), v.Buf.obj, nsShape(shape...), t.mps())
+	return td, !td.IsNil()
 }
 
 // Encode records the product into cb after the work already in it. The
 // open compute encoder is ended first; MPS may commit cb's current
 // MTLCommandBuffer and continue in a new one, which cb adopts. The returned
-// function releases the encode's objects once cb has completed.
-func (g *GEMM) Encode(cb *CommandBuffer, x, w, bias, dst View) (release func()) {
+// function releases the encode's objects once cb has completed. ok is false,
+// with nothing encoded, when this macOS cannot view one of the regions
+// (tensorData).
+func (g *GEMM) Encode(cb *CommandBuffer, x, w, bias, dst View) (release func(), ok bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	cb.EndEncoding()
 	var keep []objc.Object
-	objc.WithAutoreleasePool(func() {
+	ok = true
+	objcpool.With(func() {
 		s := g.spec
-		tx, tw, td := tensorData(x, s.Type, s.M, s.K), tensorData(w, s.Type, s.N, s.K), tensorData(dst, s.Type, s.M, s.N)
-		keep = append(keep, tx, tw, td)
+		data := func(v View, shape ...int) objc.Object {
+			t, fine := tensorData(v, s.Type, shape...)
+			if fine {
+				keep = append(keep, t)
+			}
+			ok = ok && fine
+			return t
+		}
+		tx, tw, td := data(x, s.M, s.K), data(w, s.N, s.K), data(dst, s.M, s.N)
 		feeds := map[objc.Object]objc.Object{g.x: tx, g.w: tw}
 		if s.Bias {
-			tb := tensorData(bias, s.Type, s.N)
-			keep = append(keep, tb)
-			feeds[g.bias] = tb
+			feeds[g.bias] = data(bias, s.N)
 		}
+		if !ok {
+			for _, o := range keep {
+				o.Release()
+			}
+			return
+		}
+		cb.EndEncoding()
 		results := map[objc.Object]objc.Object{g.out: td}
 		mcb := objc.Call[objc.Object](objc.GetClass("MPSCommandBuffer"), objc.Sel("commandBufferWithCommandBuffer:"), cb.obj)
 		objc.Call[objc.Void](g.graph, objc.Sel("encodeToCommandBuffer:feeds:targetOperations:resultsDictionary:executionDescriptor:"),
 			mcb, feeds, nil, results, nil)
-		// MPS may have committed the buffer it wrapped and moved on to a new one.
-		cur := objc.Call[objc.Object](mcb, objc.Sel("commandBuffer"))
-		if !cur.IsNil() && cur.Ptr() != cb.obj.Ptr() {
-			cur.Retain()
-			cb.obj.Release()
-			cb.obj.Object = cur
-		}
+		// MPS may have committed the buffer it wrapped and moved on to a
+		// new one (commit-and-continue): rootCommandBuffer is the one
+		// further work goes to.
+		cb.adopt(objc.Call[objc.Object](mcb, objc.Sel("rootCommandBuffer")))
 	})
+	if !ok {
+		return nil, false
+	}
 	return func() {
-		objc.WithAutoreleasePool(func() {
+		objcpool.With(func() {
 			for _, o := range keep {
 				o.Release()
 			}
 		})
-	}
+	}, true
 }
 
 // Release frees the graph.
 func (g *GEMM) Release() {
-	objc.WithAutoreleasePool(func() {
+	objcpool.With(func() {
 		for _, t := range []objc.Object{g.x, g.w, g.bias, g.out} {
 			if !t.IsNil() {
 				t.Release()

@@ -10,6 +10,8 @@ import (
 	"github.com/progrium/darwinkit/macos/foundation"
 	"github.com/progrium/darwinkit/macos/metal"
 	"github.com/progrium/darwinkit/objc"
+
+	"h3studio/darwin/objcpool"
 )
 
 // Library is compiled shader source with a cache of compute pipelines by
@@ -29,7 +31,7 @@ type Library struct {
 func (d *Device) NewLibrary(source string) (*Library, error) {
 	var lib *Library
 	var err error
-	objc.WithAutoreleasePool(func() {
+	objcpool.With(func() {
 		opts := metal.NewCompileOptions()
 		opts.SetFastMathEnabled(false)
 		// The generated enum stops at MSL 2.4: ask for 3.0 (macOS 13) by value.
@@ -59,7 +61,7 @@ func (d *Device) NewLibrary(source string) (*Library, error) {
 func (l *Library) Release() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	objc.WithAutoreleasePool(func() {
+	objcpool.With(func() {
 		for _, p := range l.pipes {
 			p.obj.Release()
 		}
@@ -88,7 +90,7 @@ func (l *Library) Pipeline(name string) (*Pipeline, error) {
 	}
 	var p *Pipeline
 	var err error
-	objc.WithAutoreleasePool(func() {
+	objcpool.With(func() {
 		fn := l.obj.NewFunctionWithName(name)
 		if fn.IsNil() {
 			err = &PipelineError{Kernel: name, Err: errors.New("no such kernel in the library")}
@@ -96,7 +98,7 @@ func (l *Library) Pipeline(name string) (*Pipeline, error) {
 		}
 		defer fn.Release()
 		var e foundation.Error
-		obj := l.dev.obj.NewComputePipelineStateWithFunctionError(fn, unsafe.Pointer(&e))
+		obj := objc.Call[metal.ComputePipelineStateObject](l.dev.obj, objc.Sel("newComputePipelineStateWithFunction:error:"), fn, unsafe.Pointer(&e))
 		if obj.IsNil() {
 			err = &PipelineError{Kernel: name, Err: nsError(e)}
 			return

@@ -7,6 +7,8 @@ import (
 
 	"github.com/progrium/darwinkit/macos/foundation"
 	"github.com/progrium/darwinkit/objc"
+
+	"h3studio/darwin/objcpool"
 )
 
 // ResidencySet keeps a set of buffers resident for a queue's command
@@ -24,7 +26,7 @@ func (d *Device) NewResidencySet(capacity int) (*ResidencySet, error) {
 	}
 	var r *ResidencySet
 	var err error
-	objc.WithAutoreleasePool(func() {
+	objcpool.With(func() {
 		cls := objc.GetClass("MTLResidencySetDescriptor")
 		desc := objc.Call[objc.Object](cls, objc.Sel("new"))
 		defer desc.Release()
@@ -45,26 +47,26 @@ func (d *Device) NewResidencySet(capacity int) (*ResidencySet, error) {
 
 // Add puts b in the set (effective after Commit).
 func (r *ResidencySet) Add(b *Buffer) {
-	objc.WithAutoreleasePool(func() { objc.Call[objc.Void](r.obj, objc.Sel("addAllocation:"), b.obj) })
+	objcpool.With(func() { objc.Call[objc.Void](r.obj, objc.Sel("addAllocation:"), b.obj) })
 }
 
 // Remove takes b out of the set (effective after Commit).
 func (r *ResidencySet) Remove(b *Buffer) {
-	objc.WithAutoreleasePool(func() { objc.Call[objc.Void](r.obj, objc.Sel("removeAllocation:"), b.obj) })
+	objcpool.With(func() { objc.Call[objc.Void](r.obj, objc.Sel("removeAllocation:"), b.obj) })
 }
 
 // Commit applies the additions and removals and asks for residency.
 func (r *ResidencySet) Commit() {
-	objc.WithAutoreleasePool(func() {
+	objcpool.With(func() {
 		objc.Call[objc.Void](r.obj, objc.Sel("commit"))
 		objc.Call[objc.Void](r.obj, objc.Sel("requestResidency"))
 	})
 }
 
 // Release frees the set.
-func (r *ResidencySet) Release() { objc.WithAutoreleasePool(func() { r.obj.Release() }) }
+func (r *ResidencySet) Release() { objcpool.With(func() { r.obj.Release() }) }
 
 // AddResidencySet attaches the set to every command buffer of the queue.
 func (q *Queue) AddResidencySet(r *ResidencySet) {
-	objc.WithAutoreleasePool(func() { objc.Call[objc.Void](q.obj, objc.Sel("addResidencySet:"), r.obj) })
+	objcpool.With(func() { objc.Call[objc.Void](q.obj, objc.Sel("addResidencySet:"), r.obj) })
 }

@@ -30,6 +30,12 @@ static void *h3_device_at(int i) {
 	if (i < 0 || (NSUInteger)i >= all.count) return NULL;
 	return (__bridge_retained void *)all[i];
 }
+
+// h3_os_at_least reports whether the running macOS is at least major.minor.
+static int h3_os_at_least(int major, int minor) {
+	NSOperatingSystemVersion v = {major, minor, 0};
+	return [[NSProcessInfo processInfo] isOperatingSystemAtLeastVersion:v] ? 1 : 0;
+}
 */
 import "C"
 
@@ -40,3 +46,6 @@ func defaultDevicePtr() unsafe.Pointer { return C.h3_default_device() }
 func deviceCount() int { return int(C.h3_device_count()) }
 
 func devicePtr(i int) unsafe.Pointer { return C.h3_device_at(C.int(i)) }
+
+// OSAtLeast reports whether the running macOS is at least major.minor.
+func OSAtLeast(major, minor int) bool { return C.h3_os_at_least(C.int(major), C.int(minor)) != 0 }

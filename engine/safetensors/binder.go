@@ -206,7 +206,7 @@ func (w *Binder) mapShard(name string) {
 	if !ok {
 		return
 	}
-	src, ok := w.src.(interface{ MappingOf(string) []byte })
+	src, ok := w.src.(mappedSource)
 	if !ok {
 		return
 	}
@@ -221,7 +221,16 @@ func (w *Binder) mapShard(name string) {
 		return
 	}
 	w.st.mapped[&m[0]] = true
-	_ = hm.MapHost(m) // on failure Wrap copies
+	if hm.MapHost(m) == nil { // on failure Wrap copies
+		src.registered(name, hm)
+	}
+}
+
+// mappedSource is a Source over mapped files (File, Checkpoint), which
+// have the backends that registered a mapping forget it when they close.
+type mappedSource interface {
+	MappingOf(name string) []byte
+	registered(name string, hm compute.HostMapper)
 }
 
 // Fail records a component-specific binding error (e.g. a config that

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"h3studio/engine/compute"
 )
 
 // Source is a set of named tensors: an open checkpoint, or a data-less
@@ -259,6 +261,13 @@ func (c *Checkpoint) Data(name string) ([]byte, error) {
 func (c *Checkpoint) FileOf(name string) (*File, bool) {
 	f, ok := c.where[name]
 	return f, ok
+}
+
+// registered notes that hm registered the shard holding name.
+func (c *Checkpoint) registered(name string, hm compute.HostMapper) {
+	if f, ok := c.FileOf(name); ok {
+		f.registered(name, hm)
+	}
 }
 
 // MappingOf returns the mapped shard holding tensor name, or nil.

@@ -7,6 +7,9 @@ import (
 	"io"
 	"os"
 	"sort"
+	"sync"
+
+	"h3studio/engine/compute"
 )
 
 // File is an open, validated safetensors file. Tensor data is a read-only
@@ -18,6 +21,10 @@ type File struct {
 	byName map[string]int
 	data   []byte // the whole file, mapped (nil when the file has no data)
 	unmap  func() error
+	// mappers registered data (compute.HostMapper); Close has them forget
+	// it before unmapping, so no device view outlives the mapping.
+	mu      sync.Mutex
+	mappers []compute.HostMapper
 }
 
 // ReadHeader validates a file's header without mapping its data.
@@ -83,10 +90,19 @@ func Open(path string) (*File, error) {
 	return f, nil
 }
 
-// Close unmaps the file. Views handed out before become invalid.
+// Close unmaps the file, after every backend that registered the mapping
+// has forgotten it (a backend waits for the work still reading it). Views
+// handed out before become invalid.
 func (f *File) Close() error {
 	if f.unmap == nil {
 		return nil
+	}
+	f.mu.Lock()
+	hms := f.mappers
+	f.mappers = nil
+	f.mu.Unlock()
+	for _, hm := range hms {
+		hm.UnmapHost(f.data)
 	}
 	err := f.unmap()
 	f.unmap, f.data = nil, nil
@@ -130,6 +146,13 @@ func (f *File) Data(name string) ([]byte, error) {
 // Mapping returns the whole mapped file (for backends that register the
 // mapping with the device once and bind tensors by offset).
 func (f *File) Mapping() []byte { return f.data }
+
+// registered notes that hm registered the mapping holding name.
+func (f *File) registered(name string, hm compute.HostMapper) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.mappers = append(f.mappers, hm)
+}
 
 // MappingOf returns the mapping holding tensor name (the whole file), or nil.
 func (f *File) MappingOf(name string) []byte {

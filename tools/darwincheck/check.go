@@ -30,6 +30,11 @@ type Options struct {
 	// DepErrors also reports type errors found in dependencies (their
 	// function bodies are skipped unless DepBodies).
 	DepErrors, DepBodies bool
+	// Bindings also runs the binding lint (bindings.go) over the module's
+	// packages, with the selector table at SelectorTable and the minimum
+	// macOS read from the Info.plist at Plist.
+	Bindings             bool
+	SelectorTable, Plist string
 }
 
 // Result is what a check found.
@@ -41,6 +46,7 @@ type Result struct {
 	OnlyTarget int      // of which files a host build does not see (e.g. *_darwin.go)
 	Suppressed int      // follow-on errors of cgo's fake C types, ignored
 	StdPkgs    int      // standard packages imported from export data
+	Sends      int      // raw objc.Call sends the binding lint checked
 	Elapsed    time.Duration
 }
 
@@ -194,6 +200,20 @@ func Check(o Options) (*Result, error) {
 		}
 	}
 	counted := map[string]bool{}
+	var lint *bindingLint
+	if o.Bindings {
+		lint = &bindingLint{ix: newDarwinkitIndex(), checked: checked, sizes: sizes, fset: fset, sends: map[token.Pos]bool{}}
+		if o.SelectorTable != "" {
+			if lint.table, err = readSelectorTable(o.SelectorTable); err != nil {
+				return nil, err
+			}
+		}
+		if o.Plist != "" {
+			if lint.minOS, err = readMinOS(o.Plist); err != nil {
+				return nil, err
+			}
+		}
+	}
 	for _, p := range pkgs { // go list -deps lists dependencies before dependents
 		if p.Standard || strings.HasSuffix(p.ImportPath, ".test") {
 			continue // std from export data; generated test mains
@@ -243,12 +263,35 @@ func Check(o Options) (*Result, error) {
 		if p.Module != nil && p.Module.GoVersion != "" {
 			conf.GoVersion = "go" + p.Module.GoVersion
 		}
-		pkg, _ := conf.Check(p.ImportPath, fset, files, nil)
+		var info *types.Info
+		if lint != nil && own {
+			info = &types.Info{Types: map[ast.Expr]types.TypeAndValue{}, Uses: map[*ast.Ident]types.Object{}}
+		}
+		pkg, _ := conf.Check(p.ImportPath, fset, files, info)
 		checked[p.ImportPath] = pkg
+		if lint != nil {
+			if strings.HasPrefix(p.ImportPath, darwinkitPath+"/") {
+				lint.ix.add(p.ImportPath, files)
+			} else if own {
+				for _, f := range files {
+					lint.checkFile(f, info)
+				}
+			}
+		}
 		res.Packages++
 		if own && p.ForTest == "" {
 			res.Module++
 		}
+	}
+	if lint != nil {
+		seen := map[string]bool{}
+		for _, f := range lint.sortedFindings() {
+			if !seen[f] { // test variants re-check the same files
+				seen[f] = true
+				res.Errors = append(res.Errors, f)
+			}
+		}
+		res.Sends = len(lint.sends)
 	}
 	sort.Strings(res.Errors)
 	res.Elapsed = time.Since(start)

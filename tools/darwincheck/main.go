@@ -34,6 +34,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&o.Tests, "test", true, "also type-check _test.go files")
 	fs.BoolVar(&o.DepErrors, "deperrors", false, "also report type errors in dependencies")
 	fs.BoolVar(&o.DepBodies, "depbodies", false, "also type-check dependencies' function bodies")
+	fs.BoolVar(&o.Bindings, "bindings", false, "also lint darwinkit use: WrapAsProtocol wrappers, raw objc.Call selectors and arguments")
+	fs.StringVar(&o.SelectorTable, "selectors", "", "the selector `table` for -bindings (class, selector, ObjC argument types, macOS)")
+	fs.StringVar(&o.Plist, "plist", "", "the `Info.plist` whose LSMinimumSystemVersion -bindings assumes")
 	verbose := fs.Bool("v", false, "print counts and timing")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -50,6 +53,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if *verbose || len(res.Errors) == 0 {
 		fmt.Fprintf(stdout, "darwincheck: %s/%s: %d module packages, %d files (%d only in this target), %d packages from source, %d std from export data, %d cgo artefacts ignored, %v\n",
 			o.GOOS, o.GOARCH, res.Module, res.Files, res.OnlyTarget, res.Packages, res.StdPkgs, res.Suppressed, res.Elapsed.Round(1e6))
+	}
+	if o.Bindings {
+		fmt.Fprintf(stdout, "darwincheck: binding lint: %d raw objc.Call sends checked\n", res.Sends)
 	}
 	if len(res.Errors) > 0 {
 		fmt.Fprintf(stderr, "%v: %d in the %s/%s build\n", ErrTypeErrors, len(res.Errors), o.GOOS, o.GOARCH)

@@ -114,3 +114,74 @@ func TestBrokenPackage(t *testing.T) {
 		t.Errorf("no module: exit %d:\n%s", st, out)
 	}
 }
+
+// bindingPlant is a darwin-only file sending Metal messages; each %s is
+// replaced by one send.
+const bindingPlant = `//go:build darwin
+
+package gpu
+
+import (
+	"unsafe"
+
+	"github.com/progrium/darwinkit/macos/metal"
+	"github.com/progrium/darwinkit/objc"
+)
+
+func Pipeline(enc metal.ComputeCommandEncoderObject, ps metal.ComputePipelineStateObject, buf metal.BufferObject, opts metal.CompileOptions, dev metal.DeviceObject) {
+	_ = unsafe.Pointer(nil)
+	SEND
+}
+`
+
+const bindingTable = "MTLCompileOptions setMathMode: NSInteger 15.0\nMTLDevice newResidencySetWithDescriptor:error: id,NSError** 15.0\n"
+
+// TestBindingLint plants each defect class of the binding lint in a module
+// that uses darwinkit and sees it caught, naming the function; the correct
+// sends pass.
+func TestBindingLint(t *testing.T) {
+	if testing.Short() {
+		t.Skip("type-checks darwinkit (seconds)")
+	}
+	sum, err := os.ReadFile("../../go.sum")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct{ name, send, want string }{
+		{"raw sends", `objc.Call[objc.Void](enc, objc.Sel("setComputePipelineState:"), ps)
+	objc.Call[objc.Void](enc, objc.Sel("setBuffer:offset:atIndex:"), buf, uint(0), uint(1))
+	if opts.RespondsToSelector(objc.Sel("setMathMode:")) {
+		objc.Call[objc.Void](opts, objc.Sel("setMathMode:"), int64(0))
+	}`, ""},
+		{"wrapper", `enc.SetComputePipelineState(ps)`, "(in Pipeline): metal.ComputeCommandEncoderObject.SetComputePipelineState passes its argument through objc.WrapAsProtocol"},
+		{"wrapper of a buffer", `enc.SetBufferOffsetAtIndex_(buf, 0, 1)`, "SetBufferOffsetAtIndex_ passes its argument through objc.WrapAsProtocol"},
+		{"arity", `objc.Call[objc.Void](enc, objc.Sel("setBuffer:offset:atIndex:"), buf, uint(0))`, `"setBuffer:offset:atIndex:" (3 colons) passes 2 arguments`},
+		{"unknown selector", `objc.Call[objc.Void](enc, objc.Sel("setBufferz:"), buf)`, `"setBufferz:": darwinkit v0.5.0 does not know this selector for MTLComputeCommandEncoder`},
+		{"argument kind", `objc.Call[objc.Void](enc, objc.Sel("setBuffer:offset:atIndex:"), buf, int32(0), uint(1))`, "argument 2 is int32(0) (int4), the ObjC parameter wants int8"},
+		{"unguarded", `objc.Call[objc.Void](opts, objc.Sel("setMathMode:"), int64(0))`, `"setMathMode:" needs macOS 15.0 (the app's minimum is 14.0)`},
+		{"table kind", `if opts.RespondsToSelector(objc.Sel("setMathMode:")) {
+		objc.Call[objc.Void](opts, objc.Sel("setMathMode:"), true)
+	}`, "argument 1 is true (bool), the ObjC parameter wants int8 (the table, line 1"},
+	}
+	for _, c := range cases {
+		dir := module(t, map[string]string{
+			"gpu/gpu.go":        "package gpu\n",
+			"gpu/gpu_darwin.go": strings.Replace(bindingPlant, "SEND", c.send, 1),
+			"selectors.txt":     bindingTable,
+			"Info.plist":        "<plist><dict><key>LSMinimumSystemVersion</key>\n<string>14.0</string></dict></plist>\n",
+		})
+		gomod := "module example.com/planted\n\ngo 1.26\n\nrequire github.com/progrium/darwinkit v0.5.0\n"
+		os.WriteFile(filepath.Join(dir, "go.mod"), []byte(gomod), 0o644)
+		os.WriteFile(filepath.Join(dir, "go.sum"), sum, 0o644)
+		st, out := runIn(t, dir, "-bindings", "-selectors", filepath.Join(dir, "selectors.txt"), "-plist", filepath.Join(dir, "Info.plist"), "./...")
+		if c.want == "" {
+			if st != 0 {
+				t.Errorf("%s: exit %d:\n%s", c.name, st, out)
+			}
+			continue
+		}
+		if st != 1 || !strings.Contains(out, c.want) || !strings.Contains(out, "gpu_darwin.go:") {
+			t.Errorf("%s: exit %d, want 1 and %q:\n%s", c.name, st, c.want, out)
+		}
+	}
+}

@@ -18,6 +18,9 @@ var (
 	// OracleHandGEMM sends every MatMul to the hand kernel instead of the
 	// device's library GEMM (MPSGraph).
 	OracleHandGEMM = compute.RegisterOracle("metal-hand-gemm", "Metal: hand-written MatMul kernel instead of MPSGraph")
+	// OracleHandAttention keeps attention on the hand kernel instead of
+	// MPSGraph's scaled-dot-product attention (macOS 15).
+	OracleHandAttention = compute.RegisterOracle("metal-hand-attention", "Metal: hand-written attention kernel instead of MPSGraph SDPA")
 )
 
 // Options configure a Backend.
@@ -33,6 +36,9 @@ type Options struct {
 	// GEMMMinFLOPs is the smallest MatMul (2·M·N·K) sent to the device's
 	// library GEMM when it has one; 0 means 1<<28. Tests lower it to 1.
 	GEMMMinFLOPs float64
+	// DispatchBudget bounds one dispatch's work (FLOPs plus bytes); 0 means
+	// the package's DispatchBudget. Tests lower it to exercise the splits.
+	DispatchBudget float64
 }
 
 // Backend is the Metal backend: compute.Backend over a Device. Kernels are
@@ -42,13 +48,16 @@ type Options struct {
 // use by one model at a time.
 type Backend struct {
 	dev  Device
-	gemm GEMMDevice // nil without a library GEMM
+	gemm GEMMDevice      // nil without a library GEMM
+	att  AttentionDevice // nil without a library attention
 	opts Options
 	ref  *cpu.Backend // CPU reference for fallbacks
 
 	mu    sync.Mutex // serialises encoding
 	err   error      // first error of recorded work since the last Sync
 	dummy Buffer     // bound where a kernel's optional operand is absent
+	// flopsEncoded is flops when the last dispatch was encoded (b.mu).
+	flopsEncoded uint64
 
 	live, peak, mapped atomic.Int64
 	dispatches         atomic.Int64
@@ -64,11 +73,17 @@ func New(dev Device, o Options) *Backend {
 	if g, ok := dev.(GEMMDevice); ok {
 		b.gemm = g
 	}
+	if a, ok := dev.(AttentionDevice); ok {
+		b.att = a
+	}
 	if b.opts.MemoryLimit == 0 {
 		b.opts.MemoryLimit = dev.Info().WorkingSetBytes
 	}
 	if b.opts.GEMMMinFLOPs == 0 {
 		b.opts.GEMMMinFLOPs = 1 << 28
+	}
+	if b.opts.DispatchBudget == 0 {
+		b.opts.DispatchBudget = DispatchBudget
 	}
 	return b
 }
@@ -130,8 +145,17 @@ func (b *Backend) addLive(n int64) {
 // copying. It implements compute.HostMapper.
 func (b *Backend) MapHost(region []byte) error { return b.dev.MapHost(region) }
 
-// UnmapHost forgets a region registered with MapHost.
-func (b *Backend) UnmapHost(region []byte) { b.dev.UnmapHost(region) }
+// UnmapHost forgets a region registered with MapHost, after the recorded
+// work (which may read it) has finished; an error of that work comes back
+// from the next Sync.
+func (b *Backend) UnmapHost(region []byte) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err := b.dev.Wait(context.Background()); err != nil && b.err == nil {
+		b.err = fmt.Errorf("metal: %w", err)
+	}
+	b.dev.UnmapHost(region)
+}
 
 // Wrap views host memory without copying when it lies in a region
 // registered with MapHost and is aligned for dt; otherwise it copies.
@@ -282,11 +306,19 @@ func (b *Backend) encode(d *Dispatch) {
 	b.dispatches.Add(1)
 	for _, a := range d.Args {
 		if a.Buf != nil {
-			b.moved.Add(uint64(a.Size))
+			n := a.Size
+			if a.Touched > 0 {
+				n = a.Touched
+			}
+			b.moved.Add(uint64(n))
+			d.Work += float64(n)
 		}
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	f := b.flops.Load()
+	d.Work += float64(f - b.flopsEncoded) // the op's FLOPs go with its first dispatch
+	b.flopsEncoded = f
 	if err := b.dev.Encode(d); err != nil && b.err == nil {
 		b.err = fmt.Errorf("metal: %s: %w", d.Kernel, err)
 	}

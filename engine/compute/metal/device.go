@@ -34,6 +34,15 @@ type Device interface {
 	Close() error
 }
 
+// DispatchBudget bounds the estimated work (Dispatch.Work: FLOPs plus bytes
+// bound) of one dispatch and of one command buffer. macOS ends a command
+// buffer that runs for more than a few seconds
+// (kIOGPUCommandBufferCallbackErrorTimeout; the limit is undocumented,
+// reports put it near 5 s); the budget is about 0.4 s at the peak of the
+// slowest supported chip (M1, ≈ 2.6 TFLOPS fp32). Ops whose single dispatch
+// would exceed it split along rows or query tiles.
+const DispatchBudget = 1e12
+
 // Buffer is device storage; contents are visible to the host (shared
 // storage on unified memory).
 type Buffer interface {
@@ -52,6 +61,10 @@ type Arg struct {
 	Write  bool  // the kernel writes it
 	Align  int   // element size: the view's alignment
 	Bytes  []byte
+	// Touched is how many bytes of the view the dispatch reads or writes,
+	// when fewer than Size (one run of query tiles of a split attention);
+	// 0 means Size. It only counts traffic (Stats, Dispatch.Work).
+	Touched int64
 }
 
 // Dispatch is one kernel launch (dispatchThreadgroups).
@@ -64,6 +77,9 @@ type Dispatch struct {
 	// InPlace says that a written view may be the same view as a read one
 	// (elementwise kernels read their element before writing it).
 	InPlace bool
+	// Work estimates the dispatch's cost (FLOPs counted by the op plus
+	// bytes bound): devices cut command buffers by it.
+	Work float64
 }
 
 // GEMM is a matrix product the device may run with a vendor library:
@@ -78,7 +94,27 @@ type GEMM struct {
 // GEMMDevice is a Device with a library matrix product (MPSGraph on macOS).
 type GEMMDevice interface {
 	Device
-	// EncodeGEMM records g in order with the dispatches; ok is false when
+	// EncodeGEMM records g in order with the dispatches (its work is
+	// 2·M·N·K FLOPs); ok is false when
 	// the library does not handle g's types (the caller uses a hand kernel).
 	EncodeGEMM(g *GEMM) (ok bool, err error)
+}
+
+// AttentionHead is one head of softmax(q·kᵀ·Scale)·v without a mask: q and
+// dst are [Sq, D] rows, k and v [Sk, D], one float type throughout.
+type AttentionHead struct {
+	Sq, Sk, D    int
+	Q, K, V, Dst Arg
+	DType        compute.DType
+	Scale        float32
+}
+
+// AttentionDevice is a Device with a library attention (MPSGraph's
+// scaled-dot-product attention, macOS 15).
+type AttentionDevice interface {
+	Device
+	// EncodeAttention records a in order with the dispatches (its work is
+	// 4·Sq·Sk·D FLOPs); ok is false when the library cannot run it (the
+	// caller uses the hand kernel).
+	EncodeAttention(a *AttentionHead) (ok bool, err error)
 }

@@ -18,8 +18,10 @@ import (
 	"h3studio/shaders"
 )
 
-// batchDispatches is how many dispatches a command buffer takes before it is
-// committed, so that the GPU starts while the host keeps encoding.
+// A command buffer is committed once its estimated work reaches
+// DispatchBudget, so that no buffer runs long enough for macOS's GPU
+// watchdog, or after batchDispatches dispatches, so that the GPU starts while
+// the host keeps encoding.
 const batchDispatches = 64
 
 // OpenOptions configure Open.
@@ -32,9 +34,12 @@ type OpenOptions struct {
 
 // Open returns the Metal backend on the system's default GPU: the shader
 // library compiled from the embedded sources (a compile error names the
-// kernel and the line), a command queue and, on macOS 15, a residency set
-// for mapped checkpoint shards. It fails with mtl.ErrNoDevice without a GPU.
+// kernel and the line) and a command queue. It fails with mtl.ErrNoDevice without a GPU
+// and with mtl.ErrOldMacOS before macOS 14.
 func Open(o OpenOptions) (*Backend, error) {
+	if !mtl.OSAtLeast(mtl.MinMacOS[0], mtl.MinMacOS[1]) {
+		return nil, mtl.ErrOldMacOS
+	}
 	dev, err := mtl.DefaultDevice()
 	if err != nil {
 		return nil, err
@@ -72,16 +77,18 @@ type gpu struct {
 	dev   *mtl.Device
 	lib   *mtl.Library
 	queue *mtl.Queue
-	resid *mtl.ResidencySet // nil before macOS 15
 	host  HostRegions
 	info  compute.DeviceInfo
 
 	mu       sync.Mutex // encoding state
 	cb       *mtl.CommandBuffer
 	n        int      // dispatches in cb
+	work     float64  // estimated work in cb (Dispatch.Work)
 	releases []func() // to run when cb completes
-	pending  []*mtl.CommandBuffer
+	pending  []submitted
 	gemms    map[mtl.GEMMSpec]*mtl.GEMM
+	sdpas    map[mtl.SDPASpec]*mtl.SDPA
+	noSDPA   bool // MPSGraph has no scaled-dot-product attention (before macOS 15)
 
 	errMu   sync.Mutex
 	err     error // first command-buffer error since the last Wait
@@ -107,11 +114,7 @@ func newGPU(dev *mtl.Device, minWorkingSet int64) (*gpu, error) {
 		lib.Release()
 		return nil, err
 	}
-	g := &gpu{dev: dev, lib: lib, queue: q, info: info, gemms: map[mtl.GEMMSpec]*mtl.GEMM{}}
-	if r, err := dev.NewResidencySet(64); err == nil {
-		g.resid = r
-		q.AddResidencySet(r)
-	}
+	g := &gpu{dev: dev, lib: lib, queue: q, info: info, gemms: map[mtl.GEMMSpec]*mtl.GEMM{}, sdpas: map[mtl.SDPASpec]*mtl.SDPA{}}
 	g.host = HostRegions{PageSize: int64(os.Getpagesize()), MaxBuffer: dev.MaxBufferLength(), Wrap: g.wrapWindow}
 	return g, nil
 }
@@ -120,18 +123,13 @@ func (g *gpu) Info() compute.DeviceInfo { return g.info }
 
 // gpuBuffer is a metal.Buffer over an mtl.Buffer.
 type gpuBuffer struct {
-	b       *mtl.Buffer
-	g       *gpu
-	windows bool // a zero-copy window in the residency set
+	b *mtl.Buffer
+	g *gpu
 }
 
 func (b *gpuBuffer) Bytes() []byte { return b.b.Bytes() }
 
 func (b *gpuBuffer) Release() {
-	if b.windows && b.g.resid != nil {
-		b.g.resid.Remove(b.b)
-		b.g.resid.Commit()
-	}
 	b.b.Release()
 }
 
@@ -148,11 +146,10 @@ func (g *gpu) wrapWindow(w []byte) (Buffer, error) {
 	if err != nil {
 		return nil, err
 	}
-	if g.resid != nil {
-		g.resid.Add(b)
-		g.resid.Commit()
-	}
-	return &gpuBuffer{b: b, g: g, windows: true}, nil
+	// No residency set holds the windows over mapped shards: asking for
+	// their residency would page the whole checkpoint in, defeating block
+	// streaming; the OS pages them on use.
+	return &gpuBuffer{b: b, g: g}, nil
 }
 
 func (g *gpu) MapHost(region []byte) error                { return g.host.Add(region) }
@@ -196,7 +193,8 @@ func (g *gpu) Encode(d *Dispatch) error {
 	}
 	enc.Dispatch(d.Groups, d.Threads)
 	g.n++
-	if g.n >= batchDispatches {
+	g.work += d.Work
+	if g.n >= batchDispatches || g.work >= DispatchBudget {
 		g.commit()
 	}
 	return nil
@@ -225,10 +223,63 @@ func (g *gpu) EncodeGEMM(m *GEMM) (bool, error) {
 		}
 		return mtl.View{Buf: a.Buf.(*gpuBuffer).b, Offset: a.Offset}
 	}
-	rel := gm.Encode(g.current(), view(m.X), view(m.W), view(m.Bias), view(m.Dst))
+	rel, ok := gm.Encode(g.current(), view(m.X), view(m.W), view(m.Bias), view(m.Dst))
+	if !ok {
+		return false, nil
+	}
 	g.releases = append(g.releases, rel)
 	g.n++
+	g.work += 2 * float64(m.M) * float64(m.N) * float64(m.K)
+	if g.n >= batchDispatches || g.work >= DispatchBudget {
+		g.commit()
+	}
 	return true, nil
+}
+
+// EncodeAttention sends one head to MPSGraph's scaled-dot-product attention
+// (macOS 15); ok is false before macOS 15 and for non-float types.
+func (g *gpu) EncodeAttention(a *AttentionHead) (bool, error) {
+	t, ok := map[compute.DType]mtl.ElemType{compute.F32: mtl.Float32, compute.F16: mtl.Float16, compute.BF16: mtl.BFloat16}[a.DType]
+	if !ok {
+		return false, nil
+	}
+	spec := mtl.SDPASpec{Sq: a.Sq, Sk: a.Sk, D: a.D, Type: t, Scale: a.Scale}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.noSDPA {
+		return false, nil
+	}
+	sd, ok := g.sdpas[spec]
+	if !ok {
+		var err error
+		if sd, err = g.dev.NewSDPA(spec); errors.Is(err, mtl.ErrUnsupported) {
+			g.noSDPA = true
+			return false, nil
+		} else if err != nil {
+			sd.Release()
+			return false, err
+		}
+		g.sdpas[spec] = sd
+	}
+	view := func(x Arg) mtl.View { return mtl.View{Buf: x.Buf.(*gpuBuffer).b, Offset: x.Offset} }
+	rel, ok := sd.Encode(g.current(), view(a.Q), view(a.K), view(a.V), view(a.Dst))
+	if !ok {
+		return false, nil
+	}
+	g.releases = append(g.releases, rel)
+	g.n++
+	g.work += 4 * float64(a.Sq) * float64(a.Sk) * float64(a.D)
+	if g.n >= batchDispatches || g.work >= DispatchBudget {
+		g.commit()
+	}
+	return true, nil
+}
+
+// submitted is a committed command buffer and what to release once it has
+// completed.
+type submitted struct {
+	cb   *mtl.CommandBuffer
+	rels []func()
 }
 
 // commit submits the open command buffer (g.mu held).
@@ -236,26 +287,14 @@ func (g *gpu) commit() {
 	if g.cb == nil {
 		return
 	}
-	cb, rels := g.cb, g.releases
-	g.cb, g.releases, g.n = nil, nil, 0
+	g.cb.Commit()
 	g.subs.Add(1)
-	cb.Commit(func(c mtl.Completion) {
-		g.gpuTime.Add(int64(c.GPUTime))
-		if c.Err != nil {
-			g.errMu.Lock()
-			if g.err == nil {
-				g.err = c.Err
-			}
-			g.errMu.Unlock()
-		}
-		for _, r := range rels {
-			r()
-		}
-	})
-	g.pending = append(g.pending, cb)
+	g.pending = append(g.pending, submitted{g.cb, g.releases})
+	g.cb, g.releases, g.n, g.work = nil, nil, 0, 0
 }
 
-// Wait commits the open work and waits for every committed command buffer.
+// Wait commits the open work and waits for every committed command buffer;
+// each buffer's status, error and GPU time are read after it completed.
 func (g *gpu) Wait(ctx context.Context) error {
 	g.mu.Lock()
 	g.commit()
@@ -264,9 +303,20 @@ func (g *gpu) Wait(ctx context.Context) error {
 	g.mu.Unlock()
 	done := make(chan struct{})
 	go func() {
-		for _, cb := range pending {
-			cb.Wait()
-			cb.Release()
+		for _, s := range pending {
+			c := s.cb.Wait()
+			g.gpuTime.Add(int64(c.GPUTime))
+			if c.Err != nil {
+				g.errMu.Lock()
+				if g.err == nil {
+					g.err = c.Err
+				}
+				g.errMu.Unlock()
+			}
+			for _, r := range s.rels {
+				r()
+			}
+			s.cb.Release()
 		}
 		close(done)
 	}()
@@ -289,10 +339,11 @@ func (g *gpu) Close() error {
 		gm.Release()
 	}
 	g.gemms = nil
-	g.mu.Unlock()
-	if g.resid != nil {
-		g.resid.Release()
+	for _, sd := range g.sdpas {
+		sd.Release()
 	}
+	g.sdpas = nil
+	g.mu.Unlock()
 	g.queue.Release()
 	g.lib.Release()
 	g.dev.Release()

@@ -3,15 +3,19 @@
 package metal_test
 
 import (
+	"context"
 	"flag"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
 
+	"h3studio/engine/compute"
 	"h3studio/engine/compute/computetest"
 	"h3studio/engine/compute/metal"
 	"h3studio/engine/compute/metal/mslcpu"
+	"h3studio/engine/safetensors"
 	"h3studio/shaders"
 )
 
@@ -72,4 +76,69 @@ func itoa(n int) string {
 		b = append([]byte{byte('0' + n%10)}, b...)
 	}
 	return string(b)
+}
+
+// TestSplitDispatchesEmulated runs the attention and product cases with a
+// tiny dispatch budget, so that attention runs in one dispatch per query tile
+// and products in runs of 32 rows: the results must not change.
+func TestSplitDispatchesEmulated(t *testing.T) {
+	tc := mslcpu.Require(t)
+	dev, err := mslcpu.NewDevice(tc, shaders.Files(), mslcpu.DeviceOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := metal.New(dev, metal.Options{DispatchBudget: 2e4})
+	split := map[string]int{} // dispatches of the case's own kernel
+	computetest.RunAll(t, b, computetest.Options{Filter: "^(Attention/d64/f32_f32|Attention/d128_causal/f16_f16|MatMul/f32_f32)$",
+		AfterCase: func(name string, passed bool) {
+			for k, n := range dev.Dispatched() {
+				if strings.HasPrefix(k, "kernel_attention") || strings.HasPrefix(k, "kernel_matmul") {
+					split[name] += n
+				}
+			}
+		}})
+	// 37 and 40 queries are two tiles of 32; 37 rows are two runs of 32.
+	for name, want := range map[string]int{"Attention/d64/f32_f32": 2, "Attention/d128_causal/f16_f16": 2, "MatMul/f32_f32": 2} {
+		if split[name] != want {
+			t.Errorf("%s: %d dispatches, want %d (split by the budget): %v", name, split[name], want, split)
+		}
+	}
+}
+
+// TestMappingLifecycleEmulated: a checkpoint bound with zero-copy views is
+// registered with the device once, and closing it unregisters it (after the
+// work reading it) before the file is unmapped, so no device view outlives
+// its mapping.
+func TestMappingLifecycleEmulated(t *testing.T) {
+	tc := mslcpu.Require(t)
+	dev, err := mslcpu.NewDevice(tc, shaders.Files(), mslcpu.DeviceOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := metal.New(dev, metal.Options{})
+	path := filepath.Join(t.TempDir(), "w.safetensors")
+	vals := make([]float32, 4096)
+	for i := range vals {
+		vals[i] = float32(i)
+	}
+	if err := safetensors.Write(path, []safetensors.Entry{safetensors.F32("w", compute.F32, compute.Shape{64, 64}, vals)}, nil); err != nil {
+		t.Fatal(err)
+	}
+	f, err := safetensors.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := safetensors.NewBinder("test", f, b).Tensor("w", 64, 64)
+	if err := b.Sync(context.Background()); err != nil || w == nil {
+		t.Fatalf("bind: %v", err)
+	}
+	if dev.HostBytes() == 0 {
+		t.Fatal("the shard was not registered with the device (the zero-copy path is not exercised)")
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := dev.HostBytes(); n != 0 {
+		t.Fatalf("%d bytes of host regions still registered after the checkpoint closed", n)
+	}
 }

@@ -203,6 +203,7 @@ type KargsAttention struct {
 	Scale      float32
 	Causal     uint32
 	RoundProbs uint32
+	Tile0      uint32 // first query tile of the dispatch
 }
 
 // KargsNormModulate is kargs_norm_modulate.

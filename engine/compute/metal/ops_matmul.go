@@ -15,12 +15,15 @@ func ceilDiv(a, b int) int { return (a + b - 1) / b }
 func (b *Backend) MatMul(dst, x, w, bias *compute.Tensor) {
 	M, N, K := compute.MatMulDims(dst, x, w, bias)
 	flops := 2 * float64(M) * float64(N) * float64(K)
-	b.count(flops)
 	if _, _, ok := w.Quant(); ok {
+		// One dispatch: the quantized product is not yet cut into
+		// DispatchBudget-sized row runs like the dense one below.
+		b.count(flops)
 		b.quantMatMul(dst, x, w, bias, M, N, K) // ops_quant.go
 		return
 	}
 	if M == 0 || N == 0 {
+		b.count(flops)
 		return
 	}
 	xf, releaseX := b.floatIn(x)
@@ -33,35 +36,62 @@ func (b *Backend) MatMul(dst, x, w, bias *compute.Tensor) {
 		xf, rel = b.asType(xf, compute.F32)
 		defer rel()
 	}
+	// Rows in runs whose products stay within DispatchBudget.
+	perRow := 2 * float64(N) * float64(K)
+	step := M
+	if flops > b.opts.DispatchBudget*0.9 {
+		step = max(gemmTile, int(b.opts.DispatchBudget*0.9/perRow)/gemmTile*gemmTile)
+	}
 	b.floatOut(dst, []*compute.Tensor{x, w, bias}, func(out *compute.Tensor) {
-		if b.gemm != nil && !b.opts.Oracles.Has(OracleHandGEMM) && flops >= b.opts.GEMMMinFLOPs &&
-			xf.DType() == wf.DType() && out.DType() == xf.DType() {
-			g := &GEMM{M: M, N: N, K: K, X: b.arg(xf, false), W: b.arg(wf, false), Dst: b.arg(out, true),
-				XType: xf.DType(), WType: wf.DType(), DType: out.DType()}
-			if bias != nil {
-				g.Bias, g.BiasType = b.arg(bias, false), bias.DType()
-			}
-			b.mu.Lock()
-			ok, err := b.gemm.EncodeGEMM(g)
-			b.mu.Unlock()
-			if err != nil {
-				b.fail(err)
-			}
-			if ok {
-				b.dispatches.Add(1)
-				b.moved.Add(uint64(g.X.Size + g.W.Size + g.Dst.Size + g.Bias.Size))
-				return
-			}
+		xa, wa, oa := b.arg(xf, false), b.arg(wf, false), b.arg(out, true)
+		for m0 := 0; m0 < M; m0 += step {
+			rows := min(step, M-m0)
+			b.count(perRow * float64(rows))
+			b.matmulRows(rows, N, K, rowsOf(xa, m0, rows, K), wa, rowsOf(oa, m0, rows, N), bias, xf.DType(), wf.DType(), out.DType())
 		}
-		kernel := kname("matmul", xf.DType(), out.DType())
-		if xf.DType() != wf.DType() {
-			kernel += "_w" + tname(wf.DType())
-		}
-		k := KargsGemm{M: uint32(M), N: uint32(N), K: uint32(K), CoutG: uint32(N), BiasDt: dtCode(bias), HasBias: b2u(bias != nil)}
-		b.encode(&Dispatch{Kernel: kernel,
-			Args:   []Arg{{Bytes: argBytes(k)}, b.arg(xf, false), b.arg(wf, false), b.optArg(bias), b.arg(out, true)},
-			Groups: [3]int{ceilDiv(N, gemmTile), ceilDiv(M, gemmTile), 1}, Threads: [3]int{gemmThreads, 1, 1}})
 	})
+}
+
+// rowsOf is rows [m0, m0+rows) of a row-major matrix view of width cols.
+func rowsOf(a Arg, m0, rows, cols int) Arg {
+	row := int64(cols) * int64(a.Align)
+	a.Offset += int64(m0) * row
+	a.Size = int64(rows) * row
+	return a
+}
+
+// matmulRows records one product of M rows: MPSGraph where it takes the
+// types and the product is large enough, else the hand kernel.
+func (b *Backend) matmulRows(M, N, K int, xa, wa, oa Arg, bias *compute.Tensor, xt, wt, ot compute.DType) {
+	if b.gemm != nil && !b.opts.Oracles.Has(OracleHandGEMM) && 2*float64(M)*float64(N)*float64(K) >= b.opts.GEMMMinFLOPs &&
+		xt == wt && ot == xt {
+		g := &GEMM{M: M, N: N, K: K, X: xa, W: wa, Dst: oa, XType: xt, WType: wt, DType: ot}
+		if bias != nil {
+			g.Bias, g.BiasType = b.arg(bias, false), bias.DType()
+		}
+		b.mu.Lock()
+		ok, err := b.gemm.EncodeGEMM(g)
+		if ok {
+			b.flopsEncoded = b.flops.Load() // the product's FLOPs went with it
+		}
+		b.mu.Unlock()
+		if err != nil {
+			b.fail(err)
+		}
+		if ok {
+			b.dispatches.Add(1)
+			b.moved.Add(uint64(g.X.Size + g.W.Size + g.Dst.Size + g.Bias.Size))
+			return
+		}
+	}
+	kernel := kname("matmul", xt, ot)
+	if xt != wt {
+		kernel += "_w" + tname(wt)
+	}
+	k := KargsGemm{M: uint32(M), N: uint32(N), K: uint32(K), CoutG: uint32(N), BiasDt: dtCode(bias), HasBias: b2u(bias != nil)}
+	b.encode(&Dispatch{Kernel: kernel,
+		Args:   []Arg{{Bytes: argBytes(k)}, xa, wa, b.optArg(bias), oa},
+		Groups: [3]int{ceilDiv(N, gemmTile), ceilDiv(M, gemmTile), 1}, Threads: [3]int{gemmThreads, 1, 1}})
 }
 
 // convGeom checks a convolution's operands and fills the geometry of kargs_gemm.

@@ -2,6 +2,7 @@ package metal
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"testing"
 
@@ -14,6 +15,9 @@ type countingDevice struct {
 	kernels map[string]int
 	gemm    bool // offer a library GEMM, as the darwin device does
 	gemms   int
+	// the largest estimated work of one dispatch or library product
+	maxWork   float64
+	maxKernel string
 }
 
 type nullBuffer struct{ size int64 } // distinct pointers: distinct storage
@@ -28,11 +32,27 @@ func (d *countingDevice) NewBuffer(n int64) (Buffer, error)     { return &nullBu
 func (d *countingDevice) MapHost([]byte) error                  { return nil }
 func (d *countingDevice) UnmapHost([]byte)                      {}
 func (d *countingDevice) WrapHost([]byte) (Buffer, int64, bool) { return nil, 0, false }
-func (d *countingDevice) Encode(p *Dispatch) error              { d.kernels[p.Kernel]++; return nil }
-func (d *countingDevice) Wait(context.Context) error            { return nil }
-func (d *countingDevice) Submissions() int64                    { return 0 }
-func (d *countingDevice) Close() error                          { return nil }
-func (d *countingDevice) EncodeGEMM(g *GEMM) (bool, error)      { d.gemms++; return d.gemm, nil }
+func (d *countingDevice) Encode(p *Dispatch) error {
+	d.kernels[p.Kernel]++
+	d.work(p.Kernel, p.Work)
+	return nil
+}
+func (d *countingDevice) Wait(context.Context) error { return nil }
+func (d *countingDevice) Submissions() int64         { return 0 }
+func (d *countingDevice) Close() error               { return nil }
+func (d *countingDevice) EncodeGEMM(g *GEMM) (bool, error) {
+	d.gemms++
+	if d.gemm {
+		d.work(fmt.Sprintf("MPSGraph GEMM %d×%d×%d", g.M, g.N, g.K), 2*float64(g.M)*float64(g.N)*float64(g.K))
+	}
+	return d.gemm, nil
+}
+
+func (d *countingDevice) work(what string, w float64) {
+	if w > d.maxWork {
+		d.maxWork, d.maxKernel = w, what
+	}
+}
 
 // ditBlock records one main DiT block (spec H3-DIT §9.3) on rows packed rows
 // with BF16 activations: RMSNorm + AdaLN modulation, the QKV product,
@@ -120,7 +140,9 @@ func ditBlockFused(b *Backend, rows int, x, table, idx, norm1, norm2, qn, kn, wq
 }
 
 // TestDiTForwardCost pins the structure of a DiT block on the Metal backend
-// (18 dispatches unfused, 11 fused, 4 of them library GEMMs) and logs the FLOPs and the bytes
+// (18 dispatches unfused, 11 fused, 4 of them library GEMMs; at 37,838 rows
+// attention runs in 48 dispatches of query tiles and the products in 34 runs
+// of rows, to stay within DispatchBudget) and logs the FLOPs and the bytes
 // the kernels read and write per 50-block forward (docs/metal.md quotes them).
 func TestDiTForwardCost(t *testing.T) {
 	for _, fused := range []bool{false, true} {
@@ -129,12 +151,15 @@ func TestDiTForwardCost(t *testing.T) {
 			b := New(dev, Options{})
 			ditBlock(b, rows, fused)
 			st := b.Stats()
-			want := int64(18)
+			want, gemms := int64(18), 4
 			if fused {
 				want = 11 // 10 in a block that receives its attention input
 			}
-			if st.Dispatches != want || dev.gemms != 4 {
-				t.Errorf("fused %v, %d rows: %d dispatches (%d library GEMMs), want %d (4): %v", fused, rows, st.Dispatches, dev.gemms, want, dev.kernels)
+			if rows == 37838 {
+				want, gemms = want+47+30, 34
+			}
+			if st.Dispatches != want || dev.gemms != gemms {
+				t.Errorf("fused %v, %d rows: %d dispatches (%d library GEMMs), want %d (%d): %v", fused, rows, st.Dispatches, dev.gemms, want, gemms, dev.kernels)
 			}
 			weights := 2.0 * (3*56*128*5376 + 5376*7168 + 2*14336*5376 + 5376*14336)
 			t.Logf("fused %v, %d rows, per 50-block forward: %.1f TFLOP, %.1f GB moved (%.1f GB of it BF16 weights), %d dispatches; kernels %v",
@@ -146,5 +171,91 @@ func TestDiTForwardCost(t *testing.T) {
 	ditBlock(New(dev, Options{}), 2066, false)
 	if dev.kernels["kernel_matmul_bf16_bf16"] != 4 {
 		t.Errorf("hand GEMMs %v", dev.kernels)
+	}
+}
+
+// TestDispatchWithinBudget: at the largest legal request (1344×768×124: a
+// DiT sequence of 37,838 tokens, H3-DIT §9) no single dispatch or library
+// product of a DiT block exceeds DispatchBudget, the work a command buffer
+// may take before macOS's GPU watchdog is a risk (unsplit, one attention
+// dispatch is ≈ 41 TFLOP).
+func TestDispatchWithinBudget(t *testing.T) {
+	const rows = 37838
+	for _, gemm := range []bool{true, false} {
+		for _, fused := range []bool{false, true} {
+			d := &countingDevice{kernels: map[string]int{}, gemm: gemm}
+			b := New(d, Options{MemoryLimit: 1 << 50})
+			ditBlock(b, rows, fused)
+			if d.maxWork > DispatchBudget {
+				t.Errorf("gemm %v fused %v: %s does %.3g FLOP+bytes in one dispatch, over the budget %.3g", gemm, fused, d.maxKernel, d.maxWork, DispatchBudget)
+			}
+			t.Logf("gemm %v fused %v: largest dispatch %s, %.3g", gemm, fused, d.maxKernel, d.maxWork)
+		}
+	}
+}
+
+// TestDispatchBudgetPlanted: the check sees an unsplit attention.
+func TestDispatchBudgetPlanted(t *testing.T) {
+	d := &countingDevice{kernels: map[string]int{}}
+	b := New(d, Options{MemoryLimit: 1 << 50})
+	a := func(s ...int) *compute.Tensor { return compute.MustAlloc(b, compute.BF16, s...) }
+	q := a(56, 37838, 128)
+	b.count(4 * 56 * 37838 * 37838 * 128)
+	b.encode(&Dispatch{Kernel: "kernel_attention_bf16_bf16_d128", Args: []Arg{b.arg(q, false)}})
+	if d.maxWork <= DispatchBudget || d.maxKernel != "kernel_attention_bf16_bf16_d128" {
+		t.Fatalf("an unsplit attention dispatch of %.3g was not seen over the budget", d.maxWork)
+	}
+}
+
+// attentionDevice is a countingDevice with a library attention that accepts
+// (MPSGraph SDPA on macOS 15) or declines (before).
+type attentionDevice struct {
+	*countingDevice
+	accept bool
+	heads  int
+}
+
+func (d *attentionDevice) EncodeAttention(a *AttentionHead) (bool, error) {
+	if !d.accept {
+		return false, nil
+	}
+	d.heads++
+	d.work("MPSGraph SDPA", 4*float64(a.Sq)*float64(a.Sk)*float64(a.D))
+	return true, nil
+}
+
+// TestLibraryAttentionRouting: unmasked attention goes to the library, one
+// head (and run of rows) at a time within DispatchBudget; the oracle, a
+// causal mask, rounded probabilities and a declining library keep the hand
+// kernel.
+func TestLibraryAttentionRouting(t *testing.T) {
+	run := func(accept bool, o compute.Oracles, p compute.AttentionParams, sq int) (*attentionDevice, *Backend) {
+		d := &attentionDevice{countingDevice: &countingDevice{kernels: map[string]int{}}, accept: accept}
+		b := New(d, Options{MemoryLimit: 1 << 50, Oracles: o})
+		a := func(s ...int) *compute.Tensor { return compute.MustAlloc(b, compute.BF16, s...) }
+		b.Attention(a(56, sq, 128), a(56, sq, 128), a(8, sq, 128), a(8, sq, 128), p)
+		return d, b
+	}
+	hand := func(d *attentionDevice) int { return d.kernels["kernel_attention_bf16_bf16_d128"] }
+	p := compute.AttentionParams{Scale: 0.088}
+	if d, b := run(true, 0, p, 1994); d.heads != 56 || hand(d) != 0 || b.Stats().FLOPs != 4*56*1994*1994*128 {
+		t.Errorf("library: %d heads, %d hand dispatches, %.4g FLOP", d.heads, hand(d), b.Stats().FLOPs)
+	}
+	if d, _ := run(true, 0, p, 37838); d.maxWork > DispatchBudget || d.heads != 56 { // one run of rows per head fits
+		t.Errorf("37,838 rows: %d encodes (want 56), largest %.3g (budget %.3g)", d.heads, d.maxWork, DispatchBudget)
+	}
+	for name, c := range map[string]struct {
+		accept bool
+		o      compute.Oracles
+		p      compute.AttentionParams
+	}{
+		"oracle":   {true, compute.Oracles(0).With(OracleHandAttention), p},
+		"causal":   {true, 0, compute.AttentionParams{Scale: 0.088, Causal: true}},
+		"rounded":  {true, 0, compute.AttentionParams{Scale: 0.088, RoundProbs: true}},
+		"declined": {false, 0, p},
+	} {
+		if d, b := run(c.accept, c.o, c.p, 1994); d.heads != 0 || hand(d) == 0 || b.Sync(context.Background()) != nil {
+			t.Errorf("%s: %d library heads, %d hand dispatches", name, d.heads, hand(d))
+		}
 	}
 }

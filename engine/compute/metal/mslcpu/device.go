@@ -104,6 +104,9 @@ func (d *Device) MapHost(region []byte) error { return d.host.Add(region) }
 // UnmapHost forgets a region.
 func (d *Device) UnmapHost(region []byte) { d.host.Remove(region) }
 
+// HostBytes counts the bytes of the host regions registered now.
+func (d *Device) HostBytes() int64 { return d.host.Bytes() }
+
 // WrapHost finds host in a registered region.
 func (d *Device) WrapHost(host []byte) (metal.Buffer, int64, bool) { return d.host.Find(host) }
 

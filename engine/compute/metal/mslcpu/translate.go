@@ -172,6 +172,7 @@ type Param struct {
 	Role    Role
 	Index   int    // buffer or threadgroup index
 	Builtin string // the builtin attribute, for RolePosition/RoleIndex
+	Type    string // the declared type, e.g. "uint2" or "device const T*"
 }
 
 // Kernel is one entry point of a translated file.
@@ -327,6 +328,7 @@ func (x *translator) blank(i, j int) {
 // Translate lowers one preprocessed .metal file (see the file comment).
 func Translate(src string) (*Translation, error) {
 	x := &translator{toks: tokenize(src), defs: map[string]*Kernel{}}
+	x.addressSpaceRules()
 	x.run()
 	if len(x.errs) > 0 {
 		return nil, x.errs
@@ -418,6 +420,7 @@ func (x *translator) kernelDef(i int) (int, bool) {
 	name := x.toks[n]
 	k := &Kernel{Name: name.s, Callee: name.s, File: name.file, Line: name.line}
 	k.Params = x.params(name.s, lp, rp)
+	x.kernelRules(name, k)
 	if x.tmplAt0 {
 		x.defs[name.s] = k
 	} else {
@@ -445,6 +448,7 @@ func (x *translator) params(kernel string, lp, rp int) []Param {
 		var attr string
 		name := ""
 		var at token
+		nameAt := start
 		for k := start; k < end; k++ {
 			if e, txt, ok := x.attrAt(k); ok {
 				attr = txt
@@ -454,12 +458,13 @@ func (x *translator) params(kernel string, lp, rp int) []Param {
 			if x.toks[k].k == tIdent {
 				name = x.toks[k].s
 				at = x.toks[k]
+				nameAt = k
 			}
 		}
 		if name == "" {
 			return
 		}
-		p := Param{Name: name}
+		p := Param{Name: name, Type: join(x.toks[start:nameAt])}
 		switch m := bufRe.FindStringSubmatch(attr); {
 		case m != nil:
 			p.Index, _ = strconv.Atoi(m[2])

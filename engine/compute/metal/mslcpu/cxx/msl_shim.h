@@ -11,6 +11,14 @@
 // `threadgroup` storage declarations are rewritten by the translator into
 // per-group arena slots (see msl::tg).
 #pragma once
+#ifdef MSL_ADDRESS_SPACES
+// The address-space check (mslcpu.CheckAddressSpaces) compiles the translated
+// library as C++ for OpenCL, where device, constant, threadgroup and thread
+// are the address spaces __global, __constant, __local and __private.
+#pragma OPENCL EXTENSION cl_khr_fp16 : enable
+#pragma OPENCL EXTENSION __cl_clang_function_pointers : enable
+#pragma OPENCL EXTENSION __cl_clang_variadic_functions : enable
+#endif
 #include <stddef.h>
 #include <stdint.h>
 
@@ -52,7 +60,9 @@ typedef unsigned int uint;
 typedef unsigned short ushort;
 typedef unsigned char uchar;
 typedef unsigned long ulong;
+#ifndef MSL_ADDRESS_SPACES  // half is OpenCL's own type there
 typedef _Float16 half;
+#endif
 typedef __bf16 bfloat;
 
 constexpr half operator"" h(long double v) { return (half)v; }
@@ -145,10 +155,17 @@ template <class V, class... A> METAL_FUNC V make(A... a) {
 // Address spaces are erased on the CPU: one flat memory. (Metal rejects mixing
 // them; the Apple compiler is the judge of that, not this harness.)
 #define kernel
+#ifdef MSL_ADDRESS_SPACES
+#define device __global
+#define constant __constant
+#define thread __private
+#define threadgroup __local
+#else
 #define device
 #define constant const
 #define thread
 #define threadgroup
+#endif
 
 namespace metal {
 using ::msl::vt;
@@ -602,7 +619,11 @@ template <class T> METAL_FUNC T bi(::mslrt::U3 v) {
 template <class T> METAL_FUNC T bi(uint32_t v) { return (T)v; }
 // `threadgroup T name[N];` is rewritten to `auto& name = *msl::tg<T[N]>(ID);`:
 // one slot per declaration, shared by the threads of a group.
+#ifdef MSL_ADDRESS_SPACES
+template <class T> METAL_FUNC __local T* tg(int id) { return (__local T*)::mslrt::tg_alloc(id, sizeof(T), alignof(T) < 16 ? 16 : alignof(T)); }
+#else
 template <class T> METAL_FUNC T* tg(int id) { return (T*)::mslrt::tg_alloc(id, sizeof(T), alignof(T) < 16 ? 16 : alignof(T)); }
+#endif
 }  // namespace msl
 
 namespace mslrt {

@@ -31,7 +31,11 @@ struct ThreadCtx {
   uint32_t threads_per_simdgroup;
 };
 
+#ifdef MSL_ADDRESS_SPACES  // the address-space check compiles as C++ for OpenCL (no thread_local)
+extern ThreadCtx* cur;
+#else
 extern thread_local ThreadCtx* cur;
+#endif
 
 // A call site: line and column of the kernel source, packed by site().
 inline int site(int line, int column) { return line * 4096 + (column & 4095); }
@@ -47,7 +51,11 @@ uint32_t simd_gather(const void* in, size_t sz, void* out, int site);
 // thread of a group), allocating it on first use in the group.
 void* tg_alloc(int id, size_t size, size_t align);
 // kernel_fail stops the launch with an error attributed to a source site.
+#ifdef MSL_ADDRESS_SPACES  // string literals are __constant in OpenCL
+[[noreturn]] void kernel_fail(const __constant char* msg, int site);
+#else
 [[noreturn]] void kernel_fail(const char* msg, int site);
+#endif
 
 // Used by generated glue.
 void* buffer(int index);  // [[buffer(index)]]
