@@ -68,6 +68,7 @@ func (w *Window) mainMenu() *fyne.MainMenu {
 	)
 	edit := fyne.NewMenu("Edit",
 		&fyne.MenuItem{Label: "Undo Draft Change", Action: s.Undo},
+		&fyne.MenuItem{Label: "Redo Draft Change", Action: s.Redo},
 		fyne.NewMenuItemSeparator(),
 		&fyne.MenuItem{Label: "Cut", Action: func() { w.editShortcut(&fyne.ShortcutCut{Clipboard: fyne.CurrentApp().Clipboard()}) }, Shortcut: &fyne.ShortcutCut{}},
 		&fyne.MenuItem{Label: "Copy", Action: func() { w.editShortcut(&fyne.ShortcutCopy{Clipboard: fyne.CurrentApp().Clipboard()}) }, Shortcut: &fyne.ShortcutCopy{}},

@@ -105,7 +105,7 @@ type Studio struct {
 	pending bool // a notification task is queued
 
 	draft     Draft
-	undo      *Draft
+	hist      history
 	draftVer  uint64
 	nextRefID int
 
@@ -297,6 +297,7 @@ type Snapshot struct {
 	CanGenerate bool
 	Why         string
 	CanUndo     bool
+	CanRedo     bool
 
 	Plan      *engine.Plan // the engine's plan for the draft; nil when none
 	Estimates map[engine.Preset]time.Duration
@@ -323,8 +324,8 @@ func (s *Studio) Snapshot() Snapshot {
 	d := s.draft.Clone()
 	sn := Snapshot{
 		Version: s.version, Draft: d, Task: d.Task(), Labels: Labels(d.References),
-		CanUndo: s.undo != nil,
-		Model:   s.model, Device: s.opts.Device,
+		CanUndo: len(s.hist.past) > 0, CanRedo: len(s.hist.future) > 0,
+		Model: s.model, Device: s.opts.Device,
 		Takes: append([]Take(nil), s.takes...), LibraryLoaded: s.libLoaded, LibraryDir: s.lib.Dir,
 		Viewer: s.viewer, Notices: append([]Notice(nil), s.notices...),
 		Estimates: map[engine.Preset]time.Duration{},
