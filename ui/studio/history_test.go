@@ -29,7 +29,9 @@ func TestUndoIsAHistory(t *testing.T) {
 	s.AddReferences([]string{e.png("a.png", color.RGBA{200, 0, 0, 255})})
 	s.SetSeed(77)
 	steps := []func(string) bool{
-		func(p string) bool { return s.Snapshot().Draft.Settings.Seed != 77 && len(s.Snapshot().Draft.References) == 1 },
+		func(p string) bool {
+			return s.Snapshot().Draft.Settings.Seed != 77 && len(s.Snapshot().Draft.References) == 1
+		},
 		func(p string) bool { return len(s.Snapshot().Draft.References) == 0 && p == example+" At dusk." },
 		func(p string) bool { return p == example },
 		func(p string) bool { return p == "A red fox" },
