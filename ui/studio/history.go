@@ -86,3 +86,13 @@ func (s *Studio) step(from, to *[]Draft) {
 	s.mu.Unlock()
 	s.afterEdit()
 }
+
+// ForgetHistory empties the undo history (after the start-up restores the
+// last draft and settings, which are not steps the user can undo).
+func (s *Studio) ForgetHistory() {
+	s.mu.Lock()
+	s.hist = history{}
+	s.changedLocked()
+	s.mu.Unlock()
+	s.notify()
+}
