@@ -13,6 +13,7 @@ import (
 
 	"h3studio/engine"
 	"h3studio/engine/envconfig"
+	"h3studio/engine/take"
 )
 
 // generate runs one request from the command line.
@@ -74,13 +75,13 @@ func generate(ctx context.Context, a generateArgs, stdout, stderr io.Writer) int
 	if abs, err := filepath.Abs(modelDir); err == nil {
 		modelDir = abs // the sidecar is read from beside the output, not from here
 	}
-	sc := engine.NewSidecar(res, version, modelDir, b.Device().Name, b.Name())
+	sc := take.FromResult(res, version, modelDir, b.Device().Name, b.Name())
 	sc.Outputs = outputs
 	sides := []string{sidecarPath(a)}
-	if a.framesDir != "" && sides[0] != filepath.Join(a.framesDir, "take.json") {
+	if a.framesDir != "" && sides[0] != filepath.Join(a.framesDir, take.File) {
 		// The frames folder describes its frames too: a take.json left
 		// there by an earlier take would otherwise sit beside these.
-		sides = append(sides, filepath.Join(a.framesDir, "take.json"))
+		sides = append(sides, filepath.Join(a.framesDir, take.File))
 	}
 	// Publishing is a few renames; an interrupt now would leave part of
 	// the take, so it is not interruptible.
@@ -123,8 +124,8 @@ func checkOutputs(a generateArgs) error {
 		return nil
 	}
 	outs = append(outs, out{"the sidecar", sidecarPath(a)})
-	if a.framesDir != "" && sidecarPath(a) != filepath.Join(a.framesDir, "take.json") {
-		outs = append(outs, out{"the frames folder's take.json", filepath.Join(a.framesDir, "take.json")})
+	if a.framesDir != "" && sidecarPath(a) != filepath.Join(a.framesDir, take.File) {
+		outs = append(outs, out{"the frames folder's " + take.File, filepath.Join(a.framesDir, take.File)})
 	}
 	abs := func(p string) string {
 		if q, err := filepath.Abs(p); err == nil {
@@ -149,11 +150,11 @@ func sidecarPath(a generateArgs) string {
 	case a.output != "":
 		return strings.TrimSuffix(a.output, filepath.Ext(a.output)) + ".json"
 	case a.framesDir != "":
-		return filepath.Join(a.framesDir, "take.json")
+		return filepath.Join(a.framesDir, take.File)
 	case a.wav != "":
 		return strings.TrimSuffix(a.wav, filepath.Ext(a.wav)) + ".json"
 	}
-	return "take.json"
+	return take.File
 }
 
 func printProfile(w io.Writer, res engine.Result) {

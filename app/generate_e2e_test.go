@@ -53,8 +53,10 @@ func TestGenerateCommand(t *testing.T) {
 		t.Fatalf("sidecar: %v", err)
 	}
 	req, _ := sc["request"].(map[string]any)
+	appRec, _ := sc["app"].(map[string]any)
+	modelRec, _ := sc["model"].(map[string]any)
 	if sc["task"] != "t2va" || sc["frames"] != 22.0 || sc["seed"] != 42.0 || req["steps"] != 2.0 || req["prompt"] != "A red fox walks through fresh snow." ||
-		sc["app_version"] == "" || !strings.HasPrefix(sc["model_version"].(string), "demo FL2VA ") || sc["timings_seconds"] == nil || sc["peak_bytes"].(float64) <= 0 {
+		appRec["version"] == "" || !strings.HasPrefix(modelRec["version"].(string), "demo FL2VA ") || sc["timings"] == nil || sc["peak_bytes"].(float64) <= 0 {
 		t.Errorf("sidecar: %s", b)
 	}
 	for _, want := range []string{"denoise", "video-decode", "peak tracked storage"} {
@@ -70,17 +72,20 @@ func TestGenerateCommand(t *testing.T) {
 		t.Fatalf("chained take: exit %d: %s", code, log)
 	}
 	var chained struct {
-		Task   string `json:"task"`
-		Inputs []struct {
-			Role, Path, SHA256 string
-		} `json:"inputs"`
+		Task  string `json:"task"`
+		First *struct {
+			Path   string `json:"path"`
+			SHA256 string `json:"sha256"`
+		} `json:"first_frame"`
+		Last       any   `json:"last_frame"`
+		References []any `json:"references"`
 	}
 	b, _ = os.ReadFile(filepath.Join(next, "take.json"))
 	json.Unmarshal(b, &chained)
 	last, _ := os.ReadFile(pngs[len(pngs)-1])
 	sum := sha256.Sum256(last)
-	if chained.Task != "fl2va" || len(chained.Inputs) != 1 || chained.Inputs[0].Role != "first-frame" ||
-		chained.Inputs[0].SHA256 != hex.EncodeToString(sum[:]) || !filepath.IsAbs(chained.Inputs[0].Path) {
+	if chained.Task != "fl2va" || chained.First == nil || chained.Last != nil || len(chained.References) != 0 ||
+		chained.First.SHA256 != hex.EncodeToString(sum[:]) || !filepath.IsAbs(chained.First.Path) {
 		t.Errorf("chained take's sidecar: %s", b)
 	}
 

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -10,6 +9,7 @@ import (
 	"strings"
 
 	"h3studio/engine/media"
+	"h3studio/engine/take"
 )
 
 // The outputs of a command never replace what the user did not ask to
@@ -38,22 +38,17 @@ func requestInputs(a generateArgs) []string {
 	return out
 }
 
-// isTakeRecord reports whether path holds a take record H3 Studio wrote
-// (its sidecar: JSON whose "app" is H3 Studio), returning its frame count.
+// isTakeRecord reports whether path holds a take record H3 Studio wrote,
+// returning its frame count.
 func isTakeRecord(path string) (frames int, ok bool) {
-	b, err := os.ReadFile(path)
-	if err != nil || len(b) > 16<<20 {
+	if st, err := os.Stat(path); err != nil || st.Size() > 16<<20 {
 		return 0, false
 	}
-	var rec struct {
-		App     string            `json:"app"`
-		Frames  int               `json:"frames"`
-		Outputs map[string]string `json:"outputs"`
-	}
-	if json.Unmarshal(b, &rec) != nil || rec.App != "H3 Studio" {
+	r, err := take.Read(path)
+	if err != nil || r.App.Name != take.AppName {
 		return 0, false
 	}
-	return rec.Frames, true
+	return r.Frames, true
 }
 
 // frameNumber returns n for a FrameName file name (frame-00007.png → 7).
@@ -146,7 +141,7 @@ func checkOutputSafety(a generateArgs) error {
 		replaced = append(replaced, f)
 	}
 	if a.framesDir != "" {
-		if err := checkCreatable("--frames-dir", filepath.Join(a.framesDir, "take.json")); err != nil {
+		if err := checkCreatable("--frames-dir", filepath.Join(a.framesDir, take.File)); err != nil {
 			return err
 		}
 		if st, err := os.Stat(a.framesDir); err == nil {
@@ -157,7 +152,7 @@ func checkOutputSafety(a generateArgs) error {
 			if err != nil {
 				return err
 			}
-			_, hasRecord := os.Stat(filepath.Join(a.framesDir, "take.json"))
+			_, hasRecord := os.Stat(filepath.Join(a.framesDir, take.File))
 			if (len(ff.frames) > 0 || hasRecord == nil) && !ff.h3Take {
 				return refuse("--frames-dir %s holds frames or a take.json that H3 Studio did not write (%d frame files); they would be replaced: choose a new or empty folder", a.framesDir, len(ff.frames))
 			}
@@ -165,7 +160,7 @@ func checkOutputSafety(a generateArgs) error {
 				replaced = append(replaced, target{"--frames-dir", p})
 			}
 			if hasRecord == nil {
-				replaced = append(replaced, target{"--frames-dir", filepath.Join(a.framesDir, "take.json")})
+				replaced = append(replaced, target{"--frames-dir", filepath.Join(a.framesDir, take.File)})
 			}
 		}
 	}

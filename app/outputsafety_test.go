@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"h3studio/engine"
+	"h3studio/engine/take"
 )
 
 func writeFile(t *testing.T, path, content string) {
@@ -22,7 +23,7 @@ func writeFile(t *testing.T, path, content string) {
 
 func h3Record(t *testing.T, path string, frames int) {
 	t.Helper()
-	if err := engine.WriteSidecar(path, engine.Sidecar{App: "H3 Studio", Frames: frames, Outputs: map[string]string{"frames": filepath.Dir(path)}}); err != nil {
+	if err := take.Write(path, take.Record{App: take.AppInfo{Name: take.AppName}, Frames: frames, Outputs: map[string]string{"frames": filepath.Dir(path)}}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -4,8 +4,8 @@ import (
 	"errors"
 	"path/filepath"
 
-	"h3studio/engine"
 	"h3studio/engine/media"
+	"h3studio/engine/take"
 )
 
 // outputs is what a generate command writes: the media sink fanning out to
@@ -75,7 +75,7 @@ func openSinks(a generateArgs) (*outputs, error) {
 
 // publish writes the take record(s) into the staging folders and moves
 // every output into place together.
-func (o *outputs) publish(records []string, sc engine.Sidecar) error {
+func (o *outputs) publish(records []string, sc take.Record) error {
 	fail := func(err error) error {
 		o.stage.discard()
 		return err
@@ -92,7 +92,7 @@ func (o *outputs) publish(records []string, sc engine.Sidecar) error {
 			}
 			later = append(later, stageItem{staged: p, final: rec})
 		}
-		if err := engine.WriteSidecar(p, sc); err != nil {
+		if err := take.Write(p, sc); err != nil {
 			return fail(err)
 		}
 	}

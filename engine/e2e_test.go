@@ -22,6 +22,7 @@ import (
 	"h3studio/engine/compute/cpu"
 	"h3studio/engine/demo"
 	"h3studio/engine/media"
+	"h3studio/engine/take"
 )
 
 // End-to-end tests on the demo checkpoint (engine/demo): every task runs the
@@ -269,7 +270,7 @@ func TestGenerateEveryTask(t *testing.T) {
 				t.Errorf("%d frames", len(sink.Frames))
 			}
 			// The sidecar records the take.
-			sc := engine.NewSidecar(res, "test", s.Snapshot().Root, "CPU", "cpu")
+			sc := take.FromResult(res, "test", s.Snapshot().Root, "CPU", "cpu")
 			b, err := json.Marshal(sc)
 			if err != nil {
 				t.Fatal(err)
@@ -281,8 +282,8 @@ func TestGenerateEveryTask(t *testing.T) {
 				t.Errorf("sidecar %s", b)
 			}
 			inputs := 0
-			for _, in := range sc.Inputs {
-				if len(in.SHA256) != 64 || in.Path == "" {
+			for _, in := range sc.Inputs() {
+				if len(in.Hash) != 64 || in.Path == "" {
 					t.Errorf("sidecar input %+v", in)
 				}
 				inputs++

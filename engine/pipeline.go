@@ -122,7 +122,7 @@ func (s *Session) run(ctx context.Context, p Plan, out media.Sink, t *tracker) (
 	}
 	dreq := denoise.Request{Text: hidden, TextTags: tags, Target: target, AudioLatents: p.AudioLatents,
 		Keyframes: cond.keyframes, References: cond.references, VideoNoise: noise.Video, AudioNoise: audioNoise,
-		Controls: denoise.Controls{Steps: r.Steps, Reuse: r.Reuse, Layers: r.Layers, CoreReuse: r.CoreReuse, TokenReduction: r.TokenReduction}}
+		Controls: r.controls()}
 	t.begin(PhaseDenoise, r.Steps, "steps")
 	pv := &previewer{s: s, m: m, p: p, t: t, ctx: ctx}
 	obs := denoise.Observer{

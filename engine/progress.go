@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"h3studio/engine/compute"
+	"h3studio/engine/plan"
 )
 
 // PhaseProfile is what one phase of a generation cost (h3studio generate
@@ -40,12 +41,12 @@ type tracker struct {
 
 	// est predicts the phases still to come (seconds); nil entries are
 	// unknown. It is corrected by the measured rate of the running phase.
-	est     *estimate
+	est     *plan.Progress[Phase]
 	profile []PhaseProfile
 	peak    int64
 }
 
-func newTracker(b compute.Backend, progress func(Event), est *estimate) *tracker {
+func newTracker(b compute.Backend, progress func(Event), est *plan.Progress[Phase]) *tracker {
 	if progress == nil {
 		progress = func(Event) {}
 	}
@@ -93,7 +94,7 @@ func (t *tracker) end() {
 		Dispatches: st.Dispatches - t.stats0.Dispatches, FLOPs: st.FLOPs - t.stats0.FLOPs, PeakBytes: st.PeakBytes})
 	t.peak = max(t.peak, st.PeakBytes)
 	if t.est != nil {
-		t.est.observe(t.phase, wall, st.FLOPs-t.stats0.FLOPs)
+		t.est.Observe(t.phase, wall, st.FLOPs-t.stats0.FLOPs)
 	}
 	t.phase = ""
 }
@@ -108,7 +109,7 @@ func (t *tracker) emit(e Event) {
 	now := t.now()
 	e.Elapsed = now.Sub(t.start)
 	if t.est != nil && e.Phase != PhaseDone {
-		e.ETA = t.est.remaining(t.phase, now.Sub(t.phaseStart), t.done, t.total)
+		e.ETA = t.est.Remaining(t.phase, now.Sub(t.phaseStart), t.done, t.total)
 	}
 	t.progress(e)
 }

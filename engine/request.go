@@ -8,9 +8,11 @@
 package engine
 
 import (
+	"fmt"
 	"image"
 	"time"
 
+	"h3studio/engine/denoise"
 	"h3studio/engine/dit"
 	"h3studio/engine/layout"
 	"h3studio/engine/media"
@@ -202,4 +204,41 @@ type Result struct {
 	// Forwards aggregates the DiT forwards' profiles (dispatches, device
 	// time, peak storage per forward) when Options.ProfileForwards is set.
 	Forwards *dit.ProfileSummary `json:"-"`
+}
+
+// ReferenceLabel is a reference with the label the model sees.
+type ReferenceLabel struct {
+	Label string // "Picture 1", "Video 2", "Audio 1"
+	Kind  ReferenceKind
+	Path  string
+	Audio string
+}
+
+// ReferenceLabels numbers references per kind in request order: images are
+// Pictures, videos are Videos and standalone audio clips are Audios.
+func ReferenceLabels(refs []Reference) []ReferenceLabel {
+	var pic, vid, aud int
+	out := make([]ReferenceLabel, 0, len(refs))
+	for _, r := range refs {
+		var l string
+		switch r.Kind {
+		case RefImage:
+			pic++
+			l = fmt.Sprintf("Picture %d", pic)
+		case RefVideo, RefSilentVideo, RefVideoAudio:
+			vid++
+			l = fmt.Sprintf("Video %d", vid)
+		case RefAudio:
+			aud++
+			l = fmt.Sprintf("Audio %d", aud)
+		}
+		out = append(out, ReferenceLabel{Label: l, Kind: r.Kind, Path: r.Path, Audio: r.Audio})
+	}
+	return out
+}
+
+// controls are the request's speed controls as the denoising loop takes
+// them.
+func (r Request) controls() denoise.Controls {
+	return denoise.Controls{Steps: r.Steps, Reuse: r.Reuse, Layers: r.Layers, CoreReuse: r.CoreReuse, TokenReduction: r.TokenReduction}
 }

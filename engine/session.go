@@ -19,6 +19,7 @@ import (
 	"h3studio/engine/condcache"
 	"h3studio/engine/dit"
 	"h3studio/engine/media"
+	"h3studio/engine/plan"
 	"h3studio/engine/snapshot"
 )
 
@@ -71,14 +72,13 @@ type Session struct {
 
 	infoMu sync.Mutex
 	infos  map[snapshot.Partition]*partInfo
-	predMu sync.Mutex
-	preds  map[string]cachedPrediction
+	preds  plan.Cache[predictionKey, cachedPrediction]
 
 	// Owned by the running Generate (or by Release/Close when idle).
 	cur      *models
 	cond     *condcache.Cache
 	textID   map[string]string // text encoder folder → identity hash
-	est      *rates
+	est      *plan.Rates[Phase]
 	counters counters
 }
 
@@ -120,7 +120,7 @@ func Open(o Options) (*Session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
-	s := &Session{opts: o, snap: snap, log: o.Logger, textID: map[string]string{}, est: newRates(), infos: map[snapshot.Partition]*partInfo{}, preds: map[string]cachedPrediction{}}
+	s := &Session{opts: o, snap: snap, log: o.Logger, textID: map[string]string{}, est: plan.NewRates(phases), infos: map[snapshot.Partition]*partInfo{}}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}

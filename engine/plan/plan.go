@@ -6,8 +6,11 @@
 // engine/compute/meta backend with a data-less checkpoint inventory built
 // from the released configuration.
 //
-// `h3studio plan` prints these estimates (app/cmd_plan.go); the engine's
-// own request planning can use them too.
+// `h3studio plan` prints these estimates (app/cmd_plan.go). The same
+// package predicts a resolved request for Session.Plan (request.go: the
+// snapshot's own configs, the whole denoising loop shape-only), keeps the
+// session's measured rates and their file (rates.go, ratesfile.go) and the
+// prediction cache.
 package plan
 
 import (

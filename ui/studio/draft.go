@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"image"
 	"path/filepath"
-	"strings"
 
 	"h3studio/engine"
 	"h3studio/engine/media"
+	"h3studio/engine/take"
 )
 
 // MediaState says how far a dropped file has been read.
@@ -31,7 +31,7 @@ type Media struct {
 	Info  media.Info  // valid when State is MediaReady
 	Thumb image.Image // picture or first video frame, ≤ 320 px; nil for audio
 	Peaks []float32   // sound envelope (0..1) for a waveform; nil when silent/unknown
-	Hash  string      // "sha256:…" of the file's bytes
+	Hash  string      // take.HashFile of the file's bytes (hex SHA-256)
 	Note  string      // why it is Broken/Missing/Limited, in the user's words
 	Gen   int         // increments on every reload (file edited on disk)
 }
@@ -168,29 +168,4 @@ func (d Draft) Request() engine.Request {
 }
 
 // Title is a short description of the draft for lists ("A red fox walks…").
-func Title(prompt string) string {
-	p := strings.TrimSpace(prompt)
-	// Skip the structure: use the first sentence of the description.
-	for _, f := range []string{"integrated_multimodal_description:", "detailed_description:", "summary:"} {
-		if i := strings.Index(p, f); i >= 0 {
-			p = strings.TrimSpace(p[i+len(f):])
-			break
-		}
-	}
-	p = strings.TrimPrefix(p, "[Shot 1]")
-	p = strings.Join(strings.Fields(p), " ")
-	if i := strings.IndexAny(p, ".!?\n"); i > 0 && i < 80 {
-		p = p[:i]
-	}
-	if r := []rune(p); len(r) > 60 {
-		p = string(r[:59])
-		if i := strings.LastIndex(p, " "); i > 30 {
-			p = p[:i]
-		}
-		p = strings.TrimSpace(p) + "…"
-	}
-	if p == "" {
-		return "Untitled"
-	}
-	return p
-}
+func Title(prompt string) string { return take.Title(prompt) }

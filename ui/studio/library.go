@@ -3,7 +3,6 @@ package studio
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"image"
@@ -16,10 +15,9 @@ import (
 	"sort"
 	"strings"
 	"syscall"
-	"time"
 
-	"h3studio/engine"
 	"h3studio/engine/media"
+	"h3studio/engine/take"
 )
 
 // The library is a folder with one folder per take. Every file of a take is
@@ -28,7 +26,7 @@ import (
 // take, and existing takes are never rewritten except take.json (atomically,
 // for the star). The library view is built from these files alone.
 const (
-	TakeMetaFile = "take.json"
+	TakeMetaFile = take.File
 	VideoFile    = "video.mp4"    // H.264 + AAC (when the build has an MP4 writer)
 	AudioFile    = "audio.wav"    // 32 kHz stereo, 16-bit PCM
 	ThumbFile    = "thumb.png"    // middle frame, ≤ 320 px
@@ -38,100 +36,16 @@ const (
 	thumbEdge    = 320
 )
 
-// TakeMeta is take.json: everything needed to understand and repeat a take.
-type TakeMeta struct {
-	Version    int          `json:"version"`
-	Title      string       `json:"title"`
-	Created    time.Time    `json:"created"`
-	Task       engine.Task  `json:"task"`
-	Prompt     string       `json:"prompt"`
-	First      *MediaRef    `json:"first_frame,omitempty"`
-	Last       *MediaRef    `json:"last_frame,omitempty"`
-	References []MediaRef   `json:"references,omitempty"`
-	Settings   TakeSettings `json:"settings"`
-	Seed       uint64       `json:"seed"`
-	Frames     int          `json:"frames"`
-	Width      int          `json:"width"`
-	Height     int          `json:"height"`
-	FPS        int          `json:"fps"`
-	Seconds    float64      `json:"seconds"`
-	SampleRate int          `json:"sample_rate"`
-	Channels   int          `json:"channels"`
-	// Timings per phase in seconds, and the total.
-	Timings      map[engine.Phase]float64 `json:"timings"`
-	TotalSeconds float64                  `json:"total_seconds"`
-	PeakBytes    int64                    `json:"peak_bytes"`
-	Files        TakeFiles                `json:"files"`
-	App          AppInfo                  `json:"app"`
-	Model        ModelRef                 `json:"model"`
-	Notes        []string                 `json:"notes,omitempty"` // the plan's adjustments
-	// Sample marks the take the studio rendered on its first start with the
-	// demo checkpoint (random weights), not one the user asked for.
-	Sample  bool `json:"sample,omitempty"`
-	Starred bool `json:"starred,omitempty"`
-}
-
-// MediaRef is an input file as take.json records it.
-type MediaRef struct {
-	Label string      `json:"label,omitempty"` // "Picture 1" (references)
-	Kind  string      `json:"kind"`            // engine reference kind, or "image" for keyframes
-	Path  string      `json:"path"`
-	Hash  string      `json:"sha256,omitempty"`
-	Sound *MediaRef   `json:"sound,omitempty"` // paired sound file of a video reference
-	Info  *MediaShape `json:"info,omitempty"`
-}
-
-// MediaShape is what was known of an input.
-type MediaShape struct {
-	Width    int     `json:"width,omitempty"`
-	Height   int     `json:"height,omitempty"`
-	Seconds  float64 `json:"seconds,omitempty"`
-	HasAudio bool    `json:"has_audio,omitempty"`
-}
-
-// TakeSettings are the draft's settings plus the request as resolved by the
-// engine's plan.
-type TakeSettings struct {
-	Canvas         string            `json:"canvas"`
-	Quality        engine.Preset     `json:"quality"`
-	Custom         bool              `json:"custom"`
-	Steps          int               `json:"steps"`
-	Reuse          int               `json:"reuse"`
-	Layers         int               `json:"layers"`
-	CoreReuse      int               `json:"core_reuse"`
-	TokenReduction bool              `json:"token_reduction"`
-	RenderWidth    int               `json:"render_width,omitempty"`
-	RenderHeight   int               `json:"render_height,omitempty"`
-	Memory         engine.MemoryMode `json:"memory"`
-	Preview        bool              `json:"preview"`
-}
-
-// TakeFiles names the take's files (empty: not written).
-type TakeFiles struct {
-	Video  string `json:"video,omitempty"`
-	Audio  string `json:"audio,omitempty"`
-	Thumb  string `json:"thumb,omitempty"`
-	Last   string `json:"last_frame,omitempty"`
-	Viewer string `json:"viewer,omitempty"`
-}
-
-// AppInfo and ModelRef record what made the take.
-type AppInfo struct {
-	Name    string `json:"name"`
-	Version string `json:"version"`
-	Device  string `json:"device,omitempty"` // the compute device ("CPU (reference backend) · 2 cores · 24 GB")
-}
-
-// ModelRef describes the model of a take.
-type ModelRef struct {
-	Name   string `json:"name"`
-	Dir    string `json:"dir,omitempty"`
-	Engine string `json:"engine,omitempty"` // "development fake engine" for synthetic takes
-	// Version identifies the weights (the engine's model_version: a hash of
-	// the transformer's config and shard index), so a take made by other
-	// weights in the same folder can be told apart.
-	Version string `json:"version,omitempty"`
-}
+// The take record (engine/take) and its parts, as the library uses them.
+type (
+	TakeMeta     = take.Record
+	MediaRef     = take.MediaRef
+	MediaShape   = take.MediaShape
+	TakeSettings = take.Settings
+	TakeFiles    = take.Files
+	AppInfo      = take.AppInfo
+	ModelRef     = take.ModelRef
+)
 
 // Take is one take folder.
 type Take struct {
@@ -203,7 +117,7 @@ func (l *Library) stage() (string, error) {
 // place. On failure the staging folder is removed and the library is as
 // before.
 func (l *Library) commit(staging string, m TakeMeta) (Take, error) {
-	if err := writeJSONAtomic(filepath.Join(staging, TakeMetaFile), m); err != nil {
+	if err := writeMeta(staging, m); err != nil {
 		os.RemoveAll(staging)
 		return Take{}, err
 	}
@@ -295,15 +209,7 @@ func (l *Library) Load(id string) (Take, bool) {
 }
 
 func readMeta(dir string) (TakeMeta, error) {
-	var m TakeMeta
-	b, err := os.ReadFile(filepath.Join(dir, TakeMetaFile))
-	if err != nil {
-		return m, err
-	}
-	if err := json.Unmarshal(b, &m); err != nil {
-		return m, fmt.Errorf("take.json is damaged: %w", err)
-	}
-	return m, nil
+	return take.Read(filepath.Join(dir, TakeMetaFile))
 }
 
 func loadThumb(dir string) image.Image {
@@ -325,7 +231,7 @@ func (l *Library) SetStarred(t Take, on bool) (Take, error) {
 		return t, errors.New("studio: take.json is damaged; the star can't be saved")
 	}
 	t.Meta.Starred = on
-	if err := writeJSONAtomic(filepath.Join(t.Dir, TakeMetaFile), t.Meta); err != nil {
+	if err := writeMeta(t.Dir, t.Meta); err != nil {
 		return t, err
 	}
 	return t, nil
@@ -362,15 +268,15 @@ func (l *Library) LoadClip(t Take) (*Clip, error) {
 	return NewClip(w, h, frames, a), nil
 }
 
-// writeJSONAtomic writes v as indented JSON next to path and renames it
-// into place.
-func writeJSONAtomic(path string, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
+// writeMeta writes a take folder's take.json atomically, through the
+// library's file creator.
+func writeMeta(dir string, m TakeMeta) error {
+	b, err := take.Encode(m)
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(path, func(w io.Writer) error {
-		_, err := w.Write(append(b, '\n'))
+	return writeFileAtomic(filepath.Join(dir, TakeMetaFile), func(w io.Writer) error {
+		_, err := w.Write(b)
 		return err
 	})
 }

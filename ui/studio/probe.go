@@ -2,8 +2,6 @@ package studio
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"image"
@@ -21,6 +19,7 @@ import (
 	_ "golang.org/x/image/webp"
 
 	"h3studio/engine/media"
+	"h3studio/engine/take"
 )
 
 // File kinds by name. Pictures the portable decoder cannot read (HEIC) and
@@ -98,7 +97,7 @@ func Probe(ctx context.Context, path string, kind media.Kind, opener media.Opene
 		m.State, m.Note = MediaBroken, "the file is empty"
 		return m
 	}
-	h, err := hashFile(path)
+	h, err := take.HashFile(path)
 	if err != nil {
 		m.State, m.Note = MediaBroken, err.Error()
 		return m
@@ -217,17 +216,4 @@ func probeWAV(m *Media) {
 	}
 	m.Info = media.Info{Kind: media.KindAudio, Duration: a.Duration(), HasAudio: true, SampleRate: a.Rate, Channels: a.Channels}
 	m.Peaks = Peaks(a, 256)
-}
-
-func hashFile(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
 }

@@ -8,6 +8,7 @@ import (
 
 	"h3studio/engine"
 	"h3studio/engine/media"
+	"h3studio/engine/take"
 )
 
 // takeMeta builds take.json for a finished job.
@@ -32,7 +33,7 @@ func (s *Studio) takeMeta(j *job, res engine.Result, sink *takeSink, hasVideo bo
 		Timings:   map[engine.Phase]float64{},
 		PeakBytes: res.PeakBytes,
 		Files:     TakeFiles{Thumb: ThumbFile, Last: LastFile, Viewer: ViewerFile},
-		App:       AppInfo{Name: "H3 Studio", Version: s.opts.AppVersion, Device: s.opts.Device},
+		App:       AppInfo{Name: take.AppName, Version: s.opts.AppVersion, Device: s.opts.Device},
 		Notes:     res.Plan.Notes,
 	}
 	if res.Seed != 0 || m.Seed == 0 {
@@ -278,7 +279,7 @@ func (s *Studio) draftFromTake(t Take) (Draft, []string) {
 			x.State, x.Note = MediaMissing, "the file is gone"
 			warn = append(warn, filepath.Base(r.Path)+" is missing")
 		} else if r.Hash != "" {
-			if h, err := hashFile(r.Path); err == nil && h != r.Hash {
+			if h, err := take.HashFile(r.Path); err == nil && h != r.Hash {
 				warn = append(warn, filepath.Base(r.Path)+" has changed since this take")
 			}
 		}

@@ -1,0 +1,148 @@
+package plan
+
+import (
+	"context"
+	"fmt"
+
+	"h3studio/engine/audiovae"
+	"h3studio/engine/compute"
+	"h3studio/engine/compute/meta"
+	"h3studio/engine/denoise"
+	"h3studio/engine/dit"
+	"h3studio/engine/layout"
+	"h3studio/engine/qwen3vl"
+	"h3studio/engine/safetensors"
+	"h3studio/engine/videovae"
+)
+
+// A resolved generation request's prediction (what Session.Plan reports):
+// the same component models as the `h3studio plan` rows, over the
+// snapshot's own configs and the request's own shapes, with the whole
+// denoising loop run shape-only through engine/denoise.
+
+// Loop is a request's denoising loop: its packed sequence and controls.
+type Loop struct {
+	TextRows     int
+	Target       layout.Grid // latent frames × latent height × width
+	AudioLatents int
+	Keyframes    []layout.Anchor    // FL2VA keyframes in packed order
+	References   []layout.Reference // Ref2VA references in request order
+	Controls     denoise.Controls
+}
+
+// Request is what a request's prediction depends on: the model's configs
+// (the decoders nil when the snapshot has none) and the request's shapes.
+type Request struct {
+	Text  *qwen3vl.Config
+	DiT   dit.Config
+	Video *videovae.Config
+	Audio *audiovae.Config
+	// Grids are the vision blocks the text encoder reads (keyframes,
+	// pictures, video blocks).
+	Grids     []qwen3vl.Grid
+	Loop      Loop
+	Streaming bool // the streaming residency mode (else resident)
+}
+
+// Prediction is a request's predicted work and peak storage.
+type Prediction struct {
+	// FLOPs of the text encoder's decoder layers (the vision tower is small
+	// next to them), the denoising loop and the two decoders (zero when the
+	// snapshot has no such decoder).
+	TextFLOPs, DenoiseFLOPs, VideoDecodeFLOPs, AudioDecodeFLOPs float64
+	Rows                                                        int   // packed rows of one DiT forward
+	Peak                                                        int64 // peak tracked storage of the residency mode
+}
+
+// Predict predicts a request's work and peak storage. In the resident mode
+// the weights of every component add up and the largest activations come
+// on top; streaming holds one component at a time.
+func Predict(r Request) (Prediction, error) {
+	var p Prediction
+	L := r.Loop.TextRows
+	p.TextFLOPs = qwen3vl.TextFLOPs(r.Text, L, 0)
+	qm := qwen3vl.Resident
+	if r.Streaming {
+		qm = qwen3vl.Streaming
+	}
+	tf := qwen3vl.Plan(r.Text, qm, qwen3vl.PlanInput{Tokens: L, Blocks: r.Grids})
+	du, rows, err := LoopUsage(r.DiT, r.Loop, r.Streaming)
+	if err != nil {
+		return p, err
+	}
+	p.Rows, p.DenoiseFLOPs = rows, du.FLOPs
+	type part struct{ weights, act int64 }
+	parts := []part{{tf.TextPhaseWeights, tf.Peak - tf.TextPhaseWeights}, {du.WeightsAtPeak, du.PeakTotal - du.WeightsAtPeak}}
+	if r.Video != nil {
+		g := r.Loop.Target
+		vc, err := videovae.EstimateDecode(r.Video, g.T, g.H, g.W, nil, compute.F32)
+		if err != nil {
+			return p, err
+		}
+		p.VideoDecodeFLOPs = vc.FLOPs
+		parts = append(parts, part{vc.WeightBytes, vc.DeviceBytes + vc.HostBytes})
+	}
+	if r.Audio != nil {
+		ac, err := audiovae.EstimateDecode(r.Audio, layout.AudioChannels, r.Loop.AudioLatents)
+		if err != nil {
+			return p, err
+		}
+		p.AudioDecodeFLOPs = ac.FLOPs
+		parts = append(parts, part{ac.WeightBytes, ac.DeviceBytes + ac.HostBytes})
+	}
+	if r.Streaming {
+		for _, pt := range parts {
+			p.Peak = max(p.Peak, pt.weights+pt.act)
+		}
+	} else {
+		var weights, act int64
+		for _, pt := range parts {
+			weights += pt.weights
+			act = max(act, pt.act)
+		}
+		p.Peak = weights + act
+	}
+	return p, nil
+}
+
+// LoopUsage runs a request's denoising loop shape-only: the model's own
+// code on the meta backend over a data-less checkpoint of its config. It
+// returns the loop's usage and the packed rows of one forward.
+func LoopUsage(cfg dit.Config, l Loop, streaming bool) (u meta.Usage, rows int, err error) {
+	defer compute.Recover(&err)
+	mb := meta.New()
+	m, err := dit.Open(mb, safetensors.NewBinder("dit", dit.PlanningSource(cfg, dit.OriginalLayout), mb.Weights()), cfg, dit.Options{Streaming: streaming})
+	if err != nil {
+		return u, 0, err
+	}
+	defer m.Close()
+	text := compute.MustAlloc(mb, compute.BF16, l.TextRows, cfg.TextDim)
+	tags := make([]int64, l.TextRows)
+	for i := range tags {
+		tags[i] = layout.TagText
+	}
+	g, C := l.Target, cfg.InChannels
+	req := denoise.Request{Text: text, TextTags: tags, Target: g, AudioLatents: l.AudioLatents,
+		VideoNoise: make([]float32, C*g.T*g.H*g.W), AudioNoise: make([]float32, layout.AudioChannels*cfg.AudioInChannels*l.AudioLatents),
+		Controls: l.Controls}
+	for _, a := range l.Keyframes {
+		n := C * g.H * g.W
+		req.Keyframes = append(req.Keyframes, denoise.Keyframe{Anchor: a, Latent: make([]float32, n), Noise: make([]float32, n)})
+	}
+	for _, spec := range l.References {
+		dr := denoise.Reference{Spec: spec}
+		if spec.Kind != layout.RefAudio {
+			n := C * spec.Latent.T * spec.Latent.H * spec.Latent.W
+			dr.Latent, dr.Noise = make([]float32, n), make([]float32, n)
+		}
+		if spec.AudioLatents > 0 {
+			dr.Audio = make([]float32, layout.AudioChannels*spec.AudioLatents*cfg.AudioInChannels)
+		}
+		req.References = append(req.References, dr)
+	}
+	obs := denoise.Observer{Prepared: func(pp *denoise.Prepared) { rows = pp.Layout.Rows() }}
+	if _, err := denoise.Run(context.Background(), m, req, obs); err != nil {
+		return u, 0, fmt.Errorf("plan: the denoising loop: %w", err)
+	}
+	return mb.Usage(), rows, nil
+}

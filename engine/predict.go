@@ -1,0 +1,307 @@
+package engine
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"maps"
+	"os"
+	"path/filepath"
+
+	"h3studio/engine/layout"
+	"h3studio/engine/plan"
+	"h3studio/engine/prompt"
+	"h3studio/engine/qwen3vl"
+	"h3studio/engine/snapshot"
+)
+
+// Predictions. Plan predicts each phase's work from shapes alone with
+// engine/plan — FLOPs of the text encoder, the DiT loop (run shape-only on
+// the meta backend over the model's own code) and both decoders, and unit
+// counts for the other phases — and its peak storage; the time estimate
+// comes from the session's measured rates (plan.Rates).
+
+// phases are the generation's phases for the planner: the order they run
+// in and those whose work is counted in FLOPs.
+var phases = plan.Phases[Phase]{
+	Order: []Phase{PhaseLoad, PhaseReferences, PhaseText, PhaseDenoise, PhaseVideoDecode, PhaseAudioDecode, PhaseExport},
+	FLOPs: map[Phase]bool{PhaseText: true, PhaseDenoise: true, PhaseVideoDecode: true, PhaseAudioDecode: true},
+}
+
+// workPlan is the predicted work of a plan's phases.
+type workPlan struct {
+	work  plan.Work[Phase]
+	peak  int64 // predicted peak storage of the chosen mode (0: unknown)
+	notes []string
+}
+
+func (s *Session) newEstimate(p Plan) *plan.Progress[Phase] {
+	return plan.NewProgress(s.est, p.work.work)
+}
+
+// predict fills a resolved plan's predictions: packed rows, work per phase,
+// peak storage and the time estimate. A failure to predict leaves the
+// fields unknown and adds a note; it never rejects the request.
+func (s *Session) predict(p *Plan) {
+	part := snapshot.FL2VA
+	if p.Task == TaskRef2VA {
+		part = snapshot.Ref2VA
+	}
+	pi, err := s.partitionInfo(part)
+	if err != nil {
+		p.Notes = append(p.Notes, "no time or memory estimate: "+err.Error())
+		return
+	}
+	key := newPredictionKey(p)
+	c, ok := s.preds.Get(key)
+	if !ok {
+		w, err := s.predictWork(pi, p)
+		if err != nil {
+			p.Notes = append(p.Notes, "no time or memory estimate: "+err.Error())
+			return
+		}
+		c = cachedPrediction{w: w, textRows: p.TextRows, rows: p.Rows, refs: append([]ReferencePlan(nil), p.References...)}
+		s.preds.Put(key, c)
+	}
+	w := c.w
+	w.work = maps.Clone(c.w.work)
+	p.TextRows, p.Rows = c.textRows, c.rows
+	copy(p.References, c.refs)
+	w.work[PhaseLoad] = float64(s.componentsToLoad(pi.part, p.Task, s.memoryModeFor(p.Request.Memory)))
+	p.work = w
+	p.PeakBytes = w.peak
+	p.Estimate = s.est.Total(w.work)
+	p.Notes = append(p.Notes, w.notes...)
+}
+
+// cachedPrediction is a plan's prediction, kept by predictionKey: the GUI
+// plans the same draft again and again while the user edits.
+type cachedPrediction struct {
+	w              workPlan
+	textRows, rows int
+	refs           []ReferencePlan
+}
+
+// predictionKey is everything a prediction depends on.
+type predictionKey struct {
+	task                          Task
+	prompt                        string
+	width, height, rw, rh, frames int
+	controls                      [4]int // steps, reuse, layers, core reuse
+	tokenReduction                bool
+	memory                        MemoryMode
+	anchors                       int
+	refImageSize                  string
+	refVideoCanvas                string
+	nrefs                         int
+	refs                          [MaxReferences]ReferencePlan
+}
+
+func newPredictionKey(p *Plan) predictionKey {
+	r := p.Request
+	k := predictionKey{task: p.Task, prompt: r.Prompt, width: r.Width, height: r.Height, rw: r.RenderWidth, rh: r.RenderHeight, frames: r.Frames,
+		controls: [4]int{r.Steps, r.Reuse, r.Layers, r.CoreReuse}, tokenReduction: r.TokenReduction, memory: r.Memory,
+		anchors: len(p.anchors()), refImageSize: string(r.RefImageSize), refVideoCanvas: string(r.RefVideoCanvas), nrefs: len(p.References)}
+	copy(k.refs[:], p.References)
+	return k
+}
+
+// ratesKey identifies what the measured rates depend on: the backend and
+// its device, and the transformer's configuration (its shapes set the
+// kernels' efficiency; the weights' values do not matter).
+func (s *Session) ratesKey() (key, device, model string) {
+	d := s.opts.Backend.Device()
+	device = d.Backend + ": " + d.Name
+	h := sha256.New()
+	for _, part := range []snapshot.Partition{snapshot.FL2VA, snapshot.Ref2VA} {
+		if c := s.snap.Find(part, snapshot.Transformer); c != nil {
+			if b, err := os.ReadFile(filepath.Join(c.ConfigDir, "config.json")); err == nil {
+				h.Write(b)
+			}
+			break
+		}
+	}
+	model = s.name
+	key = device + " | " + model + " | " + hex.EncodeToString(h.Sum(nil))[:16]
+	return key, device, model
+}
+
+// loadRates starts the session's rates from the rates file, when it has an
+// entry for this device and model. A missing, unreadable or malformed file
+// only means no head start; it is logged, never an error.
+func (s *Session) loadRates() {
+	path := s.opts.RatesFile
+	if path == "" {
+		return
+	}
+	key, _, _ := s.ratesKey()
+	if err := s.est.Load(path, key); err != nil && !os.IsNotExist(err) {
+		s.log.Warn("measured rates not used", "file", path, "err", err)
+	}
+}
+
+// saveRates writes the session's rates into the rates file. Failures are
+// logged: a generation never fails for it.
+func (s *Session) saveRates() {
+	path := s.opts.RatesFile
+	if path == "" {
+		return
+	}
+	key, device, model := s.ratesKey()
+	if err := s.est.Save(path, key, device, model); err != nil {
+		s.log.Warn("measured rates not saved", "file", path, "err", err)
+	}
+}
+
+// textRows predicts the text encoder's sequence: the prompt's tokens, the
+// labels, and the vision blocks of the keyframes and references at the
+// sizes the processor will give them.
+func textRows(pi *partInfo, p *Plan) (int, []qwen3vl.Grid, error) {
+	r := p.Request
+	merge := pi.qcfg.Vision.SpatialMergeSize
+	factor := pi.proc.Factor()
+	req := prompt.Request{Task: prompt.T2VA, Prompt: r.Prompt}
+	var grids []qwen3vl.Grid
+	imageGrid := func(w, h int) (prompt.Grid, error) {
+		hh, ww, err := qwen3vl.SmartResizeImage(h, w, factor, pi.procConfig().Image)
+		if err != nil {
+			return prompt.Grid{}, err
+		}
+		grids = append(grids, qwen3vl.Grid{T: 1, H: hh / (factor / merge), W: ww / (factor / merge)})
+		return prompt.Grid{H: hh / factor, W: ww / factor}, nil
+	}
+	mc := p.ModelCanvas(r)
+	switch p.Task {
+	case TaskFL2VA:
+		req.Task = prompt.FL2VA
+		for _, on := range []bool{r.First != "" || r.FirstImage != nil, r.Last != "" || r.LastImage != nil} {
+			if on {
+				g, err := imageGrid(mc.Width, mc.Height)
+				if err != nil {
+					return 0, nil, err
+				}
+				req.Keyframes = append(req.Keyframes, g)
+			}
+		}
+	case TaskRef2VA:
+		req.Task = prompt.Ref2VA
+		for _, rp := range p.References {
+			switch rp.Kind {
+			case RefImage:
+				g, err := imageGrid(rp.Width, rp.Height)
+				if err != nil {
+					return 0, nil, err
+				}
+				req.References = append(req.References, prompt.Reference{Kind: prompt.Image, Grid: g})
+			case RefAudio:
+				req.References = append(req.References, prompt.Reference{Kind: prompt.Audio})
+			default:
+				blocks, err := prompt.SampleVideo(rp.QwenFrames)
+				if err != nil {
+					return 0, nil, err
+				}
+				hh, ww, err := qwen3vl.SmartResizeVideo(2*len(blocks), rp.Height, rp.Width, pi.qcfg.Vision.TemporalPatchSize, factor, pi.procConfig().Video, false)
+				if err != nil {
+					return 0, nil, err
+				}
+				for range blocks {
+					grids = append(grids, qwen3vl.Grid{T: 1, H: hh / (factor / merge), W: ww / (factor / merge)})
+				}
+				req.References = append(req.References, prompt.Reference{Kind: prompt.Video, Grid: prompt.Grid{H: hh / factor, W: ww / factor},
+					Blocks: blocks, Soundtrack: rp.Sound})
+			}
+		}
+	}
+	pres, err := prompt.Present(pi.tok, req, prompt.Options{EmptyPrompt: prompt.PadEmpty})
+	if err != nil {
+		return 0, nil, err
+	}
+	return pres.Len(), grids, nil
+}
+
+// predictWork predicts every phase's work and the peak storage.
+func (s *Session) predictWork(pi *partInfo, p *Plan) (workPlan, error) {
+	r := p.Request
+	w := workPlan{work: plan.Work[Phase]{}}
+	for i := range p.References {
+		rp := &p.References[i]
+		if rp.VAEFrames > 0 && pi.vcfg != nil {
+			rp.LatentFrames = pi.vcfg.Temporal().EncodeLatents(rp.VAEFrames)
+		}
+	}
+	L, grids, err := textRows(pi, p)
+	if err != nil {
+		return w, err
+	}
+	p.TextRows = L
+	mode := s.memoryModeFor(p.Request.Memory)
+	lh, lw := p.ModelCanvas(r).Latent()
+	loop := plan.Loop{TextRows: L, Target: layout.Grid{T: p.LatentFrames, H: lh, W: lw}, AudioLatents: p.AudioLatents, Controls: r.controls()}
+	switch p.Task {
+	case TaskFL2VA:
+		loop.Keyframes = p.anchors()
+	case TaskRef2VA:
+		for _, rp := range p.References {
+			loop.References = append(loop.References, rp.latentSpec())
+		}
+	}
+	pr, err := plan.Predict(plan.Request{Text: pi.qcfg, DiT: pi.dcfg, Video: pi.vcfg, Audio: pi.acfg, Grids: grids, Loop: loop, Streaming: mode == MemoryStreaming})
+	if err != nil {
+		return w, err
+	}
+	p.Rows = pr.Rows
+	w.peak = pr.Peak
+	w.work[PhaseText] = pr.TextFLOPs
+	w.work[PhaseDenoise] = pr.DenoiseFLOPs
+	if pi.vcfg != nil {
+		w.work[PhaseVideoDecode] = pr.VideoDecodeFLOPs
+	}
+	if pi.acfg != nil {
+		w.work[PhaseAudioDecode] = pr.AudioDecodeFLOPs
+	}
+	if p.Task != TaskT2VA {
+		w.work[PhaseReferences] = float64(conditionUnits(*p))
+		w.notes = append(w.notes, "the memory estimate leaves out encoding the conditions")
+	}
+	w.work[PhaseLoad] = float64(s.componentsToLoad(pi.part, p.Task, mode))
+	w.work[PhaseExport] = float64(r.Frames)
+	return w, nil
+}
+
+// latentSpec is a reference's place in the packed sequence.
+func (rp ReferencePlan) latentSpec() layout.Reference {
+	switch rp.Kind {
+	case RefAudio:
+		return layout.Reference{Kind: layout.RefAudio, AudioLatents: rp.AudioLatents}
+	case RefImage:
+		return layout.Reference{Kind: layout.RefImage, Latent: layout.Grid{T: 1, H: rp.Height / 16, W: rp.Width / 16}}
+	}
+	return layout.Reference{Kind: layout.RefVideo, Latent: layout.Grid{T: rp.LatentFrames, H: rp.Height / 16, W: rp.Width / 16}, AudioLatents: rp.AudioLatents}
+}
+
+// componentsToLoad counts the components a generation would load now.
+func (s *Session) componentsToLoad(part snapshot.Partition, task Task, mode MemoryMode) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.busy || s.cur == nil || s.cur.part != part || s.cur.loadedMode != mode {
+		return 4
+	}
+	n := 0
+	for _, loaded := range []bool{s.cur.text != nil, s.cur.dit != nil, s.cur.vvae != nil, s.cur.avae != nil} {
+		if !loaded {
+			n++
+		}
+	}
+	return n
+}
+
+// memoryModeFor is memoryMode before the peak is known: auto predicts the
+// resident mode.
+func (s *Session) memoryModeFor(m MemoryMode) MemoryMode {
+	if m == MemoryStreaming {
+		return m
+	}
+	return MemoryResident
+}
+
+// procConfig returns the processor's pixel limits.
+func (pi *partInfo) procConfig() qwen3vl.ProcessorConfig { return pi.pcfg }
