@@ -83,7 +83,7 @@ func (s *Session) run(ctx context.Context, p Plan, out media.Sink, t *tracker) (
 		}
 		t.begin(PhaseReferences, conditionUnits(p), "frames")
 		if cond, err = s.prepareConditions(ctx, m, p, t.step); err != nil {
-			return res, err
+			return res, asInputError(err)
 		}
 		t.step(t.total) // the plan counted video frames from the file's header
 		if streaming {
