@@ -633,6 +633,9 @@ func (s *Studio) SetLibrary(dir string) error {
 			s.viewer = Viewer{}
 		}
 	})
+	if s.libWatch != nil {
+		s.libWatch.follow(lib.Dir)
+	}
 	s.opts.Go(s.loadLibrary)
 	return nil
 }

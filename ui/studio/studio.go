@@ -134,6 +134,7 @@ type Studio struct {
 	probeQueue  []string       // paths waiting for a probe slot
 	probeActive int            // probes running (at most maxProbes)
 	watch       *watcher
+	libWatch    *libWatcher // nil when not watching
 	closed      bool
 
 	sampleWanted bool // RenderSampleTake: queue the sample take when the demo is ready
@@ -216,6 +217,10 @@ func New(o Options) (*Studio, error) {
 			return nil, err
 		}
 		s.watch = w
+		if lw, err := newLibWatcher(o.WatchDelay, s.RefreshLibrary); err == nil {
+			s.libWatch = lw
+			lw.follow(o.Library.Dir)
+		}
 	}
 	s.opts.Go(s.loadLibrary)
 	return s, nil
@@ -485,6 +490,9 @@ func (s *Studio) Close() {
 	s.stop()
 	if w != nil {
 		w.close()
+	}
+	if s.libWatch != nil {
+		s.libWatch.close()
 	}
 	s.notify()
 }
