@@ -47,6 +47,11 @@ func (s *Studio) ExportAudio(id, dst string) {
 // left behind.
 func (s *Studio) ExportFrames(id, dir string) {
 	s.export(id, dir, func(t Take) (msg string, err error) {
+		if n := framesIn(dir); n > 0 {
+			// Never replace frames the export did not write (and never
+			// remove them when a later frame fails).
+			return "", fmt.Errorf("%s already holds %d frame files (frame-00001.png …): choose an empty folder; nothing was written", filepath.Base(dir), n)
+		}
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return "", err
 		}
@@ -141,4 +146,10 @@ func (s *Studio) export(id, dst string, fn func(Take) (string, error)) {
 		}
 		s.Notify(Info, msg)
 	})
+}
+
+// framesIn counts the frame-NNNNN.png files in dir.
+func framesIn(dir string) int {
+	m, _ := filepath.Glob(filepath.Join(dir, "frame-[0-9][0-9][0-9][0-9][0-9].png"))
+	return len(m)
 }
