@@ -25,7 +25,7 @@ func TestVanishedTakesLeaveTheLibrary(t *testing.T) {
 	defer s.Close()
 	wait := func(what string, cond func(studio.Snapshot) bool) studio.Snapshot {
 		t.Helper()
-		deadline := time.Now().Add(15 * time.Second)
+		deadline := time.Now().Add(30 * time.Second)
 		for time.Now().Before(deadline) {
 			if sn := s.Snapshot(); cond(sn) {
 				return sn

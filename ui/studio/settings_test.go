@@ -113,3 +113,22 @@ func TestQualities(t *testing.T) {
 		t.Error("WithQuality did not reset the controls")
 	}
 }
+
+// TestOnePresetTable: the studio's qualities are the engine's presets
+// (the command line's --preset): the same steps, reuse, core reuse and
+// blocks for every name.
+func TestOnePresetTable(t *testing.T) {
+	for _, q := range Qualities {
+		ps, ok := engine.Presets[q.Preset]
+		if !ok {
+			t.Fatalf("%s is not an engine preset", q.Preset)
+		}
+		if q.Speed.Steps != ps.Steps || q.Speed.Reuse != ps.Reuse || q.Speed.CoreReuse != ps.CoreReuse ||
+			q.Speed.Layers != int(float64(engine.MaxLayers)*ps.LayersFraction+0.5) || q.Speed.RenderScale != 1 {
+			t.Errorf("%s: studio %+v, engine %+v", q.Name, q.Speed, ps)
+		}
+	}
+	if len(Qualities) != len(engine.Presets) {
+		t.Errorf("%d studio qualities, %d engine presets", len(Qualities), len(engine.Presets))
+	}
+}

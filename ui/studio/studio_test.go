@@ -209,7 +209,7 @@ func TestGenerateSavesTake(t *testing.T) {
 	}
 	if m.Prompt != "A red fox walks through fresh snow." || m.Frames != 22 || m.Width != 256 || m.Seed != 42 ||
 		m.Model.Engine != fakeengine.Name || m.Model.Version != fakeengine.ModelID || m.App.Version != "test" || m.App.Device == "" || m.Task != engine.TaskT2VA ||
-		m.SampleRate != 32000 || m.Channels != 2 || m.Timings[engine.PhaseDenoise] < 0 || m.Settings.Steps != 10 {
+		m.SampleRate != 32000 || m.Channels != 2 || m.Timings[engine.PhaseDenoise] < 0 || m.Settings.Steps != engine.Presets[engine.PresetPreview].Steps {
 		t.Errorf("take.json = %s", b)
 	}
 	if len(sn.Takes) != 1 || sn.Takes[0].ID != takes[0] || sn.Takes[0].Thumb == nil {
