@@ -88,6 +88,7 @@ type predictionKey struct {
 	width, height, rw, rh, frames int
 	controls                      [4]int // steps, reuse, layers, core reuse
 	tokenReduction                bool
+	preview                       bool
 	memory                        MemoryMode
 	anchors                       int
 	refImageSize                  string
@@ -99,7 +100,7 @@ type predictionKey struct {
 func newPredictionKey(p *Plan) predictionKey {
 	r := p.Request
 	k := predictionKey{task: p.Task, prompt: r.Prompt, width: r.Width, height: r.Height, rw: r.RenderWidth, rh: r.RenderHeight, frames: r.Frames,
-		controls: [4]int{r.Steps, r.Reuse, r.Layers, r.CoreReuse}, tokenReduction: r.TokenReduction, memory: r.Memory,
+		controls: [4]int{r.Steps, r.Reuse, r.Layers, r.CoreReuse}, tokenReduction: r.TokenReduction, preview: r.Preview, memory: r.Memory,
 		anchors: len(p.anchors()), refImageSize: string(r.RefImageSize), refVideoCanvas: string(r.RefVideoCanvas), nrefs: len(p.References)}
 	copy(k.refs[:], p.References)
 	return k
@@ -252,6 +253,9 @@ func (s *Session) predictWork(pi *partInfo, p *Plan) (workPlan, error) {
 	w.peak = pr.Peak
 	w.work[PhaseText] = pr.TextFLOPs
 	w.work[PhaseDenoise] = pr.DenoiseFLOPs
+	if pf, err := previewDecodeFLOPs(pi.vcfg, p); err == nil {
+		w.work[PhaseDenoise] += pf
+	}
 	if pi.vcfg != nil {
 		w.work[PhaseVideoDecode] = pr.VideoDecodeFLOPs
 	}
