@@ -30,7 +30,7 @@ type compose struct {
 	updating bool // applying state: widget callbacks must not write back
 
 	task       *widgets.Badge
-	prompt     *widget.Entry
+	prompt     *promptEntry
 	builder    *widget.Button
 	promptMsgs *fyne.Container
 
@@ -74,8 +74,7 @@ func newCompose(w *Window) *compose {
 	s := w.s
 
 	c.task = widgets.NewBadge("T2VA", widgets.PictureColor)
-	c.prompt = widget.NewMultiLineEntry()
-	c.prompt.Wrapping = fyne.TextWrapWord
+	c.prompt = newPromptEntry(s.SetPrompt)
 	c.prompt.SetMinRowsVisible(6)
 	c.prompt.SetPlaceHolder("Describe the clip: who and what, where, what happens, the camera, the light, and the sound…")
 	c.prompt.OnChanged = func(t string) {

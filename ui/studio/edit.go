@@ -148,9 +148,15 @@ func hasProse(line string, starters ...string) bool {
 	return t != ""
 }
 
-// SetPrompt replaces the prompt text.
+// SetPrompt replaces the prompt text. A text over MaxPromptRunes is cut
+// there, its whole text kept in the library's CutPromptFolder, and a notice
+// says so.
 func (s *Studio) SetPrompt(p string) {
 	s.mu.Lock()
+	if bounded, cut := boundPrompt(p); cut {
+		s.keepCutPromptLocked(p)
+		p = bounded
+	}
 	if s.draft.Prompt == p {
 		s.mu.Unlock()
 		return
