@@ -45,6 +45,7 @@ type compose struct {
 	refCount *widget.Label
 
 	canvasSel, qualitySel, memorySel *widget.Select
+	refSize                          *refSizeControl
 	lengthSel                        *widget.SelectEntry
 	qualityNote                      *widget.Label
 	seed                             *widget.Entry
@@ -249,6 +250,7 @@ func newCompose(w *Window) *compose {
 	)
 	c.advanced = widget.NewAccordion(widget.NewAccordionItem("Advanced", container.NewVBox(adv, c.advNote, container.NewHBox(spacer(), reset))))
 	c.settingsMsgs = container.NewVBox()
+	c.refSize = newRefSizeControl(c)
 
 	settings := widget.NewForm(
 		widget.NewFormItem("Canvas", c.canvasSel),
@@ -256,6 +258,7 @@ func newCompose(w *Window) *compose {
 		widget.NewFormItem("Quality", container.NewVBox(c.qualitySel, c.qualityNote)),
 		widget.NewFormItem("Seed", container.NewBorder(nil, nil, nil, c.dice, c.seed)),
 		widget.NewFormItem("Memory", c.memorySel),
+		widget.NewFormItem("References", container.NewVBox(c.refSize.sel, c.refSize.cost)),
 	)
 
 	c.generate = widget.NewButtonWithIcon("Generate", theme.MediaPlayIcon(), c.doGenerate)
@@ -459,6 +462,7 @@ func (c *compose) apply(sn studio.Snapshot) {
 			c.memorySel.SetSelected(m.label)
 		}
 	}
+	c.refSize.refresh(st)
 	if v, err := strconv.Atoi(strings.TrimSpace(c.steps.Text)); (err != nil && focused != c.steps) || (err == nil && v != st.Speed.Steps) {
 		c.steps.SetText(strconv.Itoa(st.Speed.Steps))
 	}

@@ -287,6 +287,10 @@ type Settings struct {
 	Seed                      uint64            `json:"seed"`
 	Memory                    engine.MemoryMode `json:"memory"`
 	Preview                   bool              `json:"preview"` // per-step preview frames
+	// RefImageSize and RefVideoCanvas size Ref2VA picture and video
+	// references (RefSizes lists them with their cost).
+	RefImageSize   media.RefImagePolicy `json:"ref_image_size,omitempty"`
+	RefVideoCanvas media.RefVideoPolicy `json:"ref_video_canvas,omitempty"`
 }
 
 // DefaultSettings: 16:9 at 768p, 5.17 s, Default quality, seed 42, memory
@@ -310,6 +314,9 @@ func DemoSettings() Settings {
 	s.Frames = MinFrames
 	s = s.WithQuality(engine.PresetPreview)
 	s.Speed.RenderScale = 1
+	// References sized to the tiny canvas: the reference sizes (a 2048-px
+	// picture, a 768-class video canvas) took minutes on the demo.
+	s.RefImageSize, s.RefVideoCanvas = media.RefImageMatch, media.RefVideoH3C
 	return s
 }
 

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"h3studio/engine"
+	"h3studio/engine/media"
 )
 
 func TestAlignFrames(t *testing.T) {
@@ -130,5 +131,23 @@ func TestOnePresetTable(t *testing.T) {
 	}
 	if len(Qualities) != len(engine.Presets) {
 		t.Errorf("%d studio qualities, %d engine presets", len(Qualities), len(engine.Presets))
+	}
+}
+
+// TestDemoSizesReferencesToTheCanvas: the demo settings size references to
+// the tiny canvas (a reference-size picture took minutes on the demo), the
+// choice reaches the engine request, and SetRefSize changes it.
+func TestDemoSizesReferencesToTheCanvas(t *testing.T) {
+	d := NewDraft()
+	d.Settings = DemoSettings()
+	if rs := RefSizeOf(d.Settings); rs.Image != media.RefImageMatch || rs.Video != media.RefVideoH3C {
+		t.Errorf("demo reference size %+v", rs)
+	}
+	r := d.Request()
+	if r.RefImageSize != media.RefImageMatch || r.RefVideoCanvas != media.RefVideoH3C {
+		t.Errorf("request %q %q", r.RefImageSize, r.RefVideoCanvas)
+	}
+	if RefSizeOf(DefaultSettings()).Name != RefSizes[0].Name {
+		t.Error("the default is not the reference size")
 	}
 }
