@@ -75,7 +75,7 @@ func newCompose(w *Window) *compose {
 	s := w.s
 
 	c.task = widgets.NewBadge("T2VA", widgets.PictureColor)
-	c.prompt = newPromptEntry(s.SetPrompt)
+	c.prompt = newPromptEntry(s.SetPrompt, s.Undo, s.Redo)
 	c.prompt.SetMinRowsVisible(6)
 	c.prompt.SetPlaceHolder("Describe the clip: who and what, where, what happens, the camera, the light, and the sound…")
 	c.prompt.OnChanged = func(t string) {

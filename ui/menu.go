@@ -31,6 +31,7 @@ func shortcutList() [][2]string {
 		{"Home  End", "first / last frame"},
 		{generateKey, "generate (queues while a take runs)"},
 		{cmdKey + ".", "cancel the running take"},
+		{cmdKey + "Z  ⇧" + cmdKey + "Z", "undo / redo a draft change"},
 		{cmdKey + "E", "export the take as MP4"},
 		{cmdKey + "O", "open a model folder"},
 		{cmdKey + ",", "settings"},
@@ -67,8 +68,8 @@ func (w *Window) mainMenu() *fyne.MainMenu {
 		}),
 	)
 	edit := fyne.NewMenu("Edit",
-		&fyne.MenuItem{Label: "Undo Draft Change", Action: s.Undo},
-		&fyne.MenuItem{Label: "Redo Draft Change", Action: s.Redo},
+		&fyne.MenuItem{Label: "Undo Draft Change", Action: s.Undo, Shortcut: &fyne.ShortcutUndo{}},
+		&fyne.MenuItem{Label: "Redo Draft Change", Action: s.Redo, Shortcut: &fyne.ShortcutRedo{}},
 		fyne.NewMenuItemSeparator(),
 		&fyne.MenuItem{Label: "Cut", Action: func() { w.editShortcut(&fyne.ShortcutCut{Clipboard: fyne.CurrentApp().Clipboard()}) }, Shortcut: &fyne.ShortcutCut{}},
 		&fyne.MenuItem{Label: "Copy", Action: func() { w.editShortcut(&fyne.ShortcutCopy{Clipboard: fyne.CurrentApp().Clipboard()}) }, Shortcut: &fyne.ShortcutCopy{}},
@@ -110,6 +111,8 @@ func (w *Window) editShortcut(sc fyne.Shortcut) {
 
 func (w *Window) addShortcuts() {
 	c := w.win.Canvas()
+	c.AddShortcut(&fyne.ShortcutUndo{}, func(fyne.Shortcut) { w.s.Undo() })
+	c.AddShortcut(&fyne.ShortcutRedo{}, func(fyne.Shortcut) { w.s.Redo() })
 	c.AddShortcut(shortcut(fyne.KeyReturn, cmd), func(fyne.Shortcut) { w.compose.doGenerate() })
 	c.AddShortcut(shortcut(fyne.KeyEnter, cmd), func(fyne.Shortcut) { w.compose.doGenerate() })
 	c.AddShortcut(shortcut(fyne.KeyE, cmd), func(fyne.Shortcut) { w.exportMP4() })

@@ -14,13 +14,18 @@ import (
 // layout re-measures the whole text on the UI thread: a 1 MB paste froze
 // the window for minutes): the whole text goes to the studio, which cuts
 // it, keeps the rest and says so, and the entry shows the cut prompt.
+//
+// ⌘Z and ⇧⌘Z in the entry are the draft's history (studio Undo/Redo, in
+// which typing is grouped) rather than the entry's own text undo, so one
+// history holds every change to the draft.
 type promptEntry struct {
 	widget.Entry
-	onLongPaste func(text string)
+	onLongPaste    func(text string)
+	onUndo, onRedo func()
 }
 
-func newPromptEntry(onLongPaste func(string)) *promptEntry {
-	e := &promptEntry{onLongPaste: onLongPaste}
+func newPromptEntry(onLongPaste func(string), onUndo, onRedo func()) *promptEntry {
+	e := &promptEntry{onLongPaste: onLongPaste, onUndo: onUndo, onRedo: onRedo}
 	e.MultiLine = true
 	e.Wrapping = fyne.TextWrapWord
 	e.ExtendBaseWidget(e)
@@ -29,6 +34,14 @@ func newPromptEntry(onLongPaste func(string)) *promptEntry {
 
 // TypedShortcut implements fyne.Shortcutable.
 func (e *promptEntry) TypedShortcut(s fyne.Shortcut) {
+	switch s.(type) {
+	case *fyne.ShortcutUndo:
+		e.onUndo()
+		return
+	case *fyne.ShortcutRedo:
+		e.onRedo()
+		return
+	}
 	if p, ok := s.(*fyne.ShortcutPaste); ok && p.Clipboard != nil {
 		clip := p.Clipboard.Content()
 		if len(clip)+len(e.Text) > studio.MaxPromptRunes && utf8.RuneCountInString(clip)+utf8.RuneCountInString(e.Text) > studio.MaxPromptRunes {

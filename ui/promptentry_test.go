@@ -35,7 +35,8 @@ func TestInsertAtCursor(t *testing.T) {
 func TestLongPasteNeverReachesTheEntry(t *testing.T) {
 	test.NewTempApp(t)
 	var got string
-	e := newPromptEntry(func(s string) { got = s })
+	undos, redos := 0, 0
+	e := newPromptEntry(func(s string) { got = s }, func() { undos++ }, func() { redos++ })
 	e.SetText("A fox.")
 	clip := test.NewClipboard()
 	clip.SetContent(strings.Repeat("x", studio.MaxPromptRunes))
@@ -47,5 +48,17 @@ func TestLongPasteNeverReachesTheEntry(t *testing.T) {
 	e.TypedShortcut(&fyne.ShortcutPaste{Clipboard: clip})
 	if !strings.Contains(e.Text, "Snow.") {
 		t.Errorf("a short paste did not reach the entry: %q", e.Text)
+	}
+}
+
+func TestPromptEntryUndoIsTheDraftHistory(t *testing.T) {
+	test.NewTempApp(t)
+	undos, redos := 0, 0
+	e := newPromptEntry(func(string) {}, func() { undos++ }, func() { redos++ })
+	e.SetText("A fox.")
+	e.TypedShortcut(&fyne.ShortcutUndo{})
+	e.TypedShortcut(&fyne.ShortcutRedo{})
+	if undos != 1 || redos != 1 || e.Text != "A fox." {
+		t.Errorf("undo %d, redo %d, text %q", undos, redos, e.Text)
 	}
 }
