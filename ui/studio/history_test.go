@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"h3studio/ui/studio"
 	"h3studio/ui/studio/fakeengine"
 )
 
@@ -97,5 +98,21 @@ func TestRemovingAReferenceKeepsProse(t *testing.T) {
 	s.Undo()
 	if sn := s.Snapshot(); sn.Draft.Prompt != written || len(sn.Draft.References) != 3 {
 		t.Errorf("undo: %d references, prompt\n%s\nwant\n%s", len(sn.Draft.References), sn.Draft.Prompt, written)
+	}
+}
+
+// TestSameNoticeIsNotStacked: a message given twice is shown once.
+func TestSameNoticeIsNotStacked(t *testing.T) {
+	e := newEnv(t, fakeengine.Options{}, false)
+	e.s.Notify(studio.Warn, "The disk is full.")
+	e.s.Notify(studio.Warn, "The disk is full.")
+	n := 0
+	for _, x := range e.s.Snapshot().Notices {
+		if x.Text == "The disk is full." {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("the notice is shown %d times", n)
 	}
 }

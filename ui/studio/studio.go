@@ -443,6 +443,14 @@ func (s *Studio) Notify(level NoticeLevel, text string) {
 }
 
 func (s *Studio) noticeLocked(level NoticeLevel, text, action string) {
+	// The same message again replaces the one shown (moved to the end)
+	// instead of stacking a duplicate.
+	for i, n := range s.notices {
+		if n.Level == level && n.Text == text && n.Action == action {
+			s.notices = append(s.notices[:i:i], s.notices[i+1:]...)
+			break
+		}
+	}
 	s.nextNotice++
 	s.notices = append(s.notices, Notice{ID: s.nextNotice, Level: level, Text: text, Action: action, Time: s.opts.Now()})
 	if level == Info && action == "" && s.opts.InfoNoticeLife > 0 {
