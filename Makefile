@@ -149,7 +149,7 @@ darwincheck:
 # amd64 build that fuses too (GOAMD64=v3), where the CPU supports it. The CPU
 # backend's fused DiT kernels must stay bit-identical to their unfused
 # sequences there too (cpu, computetest, dit).
-PORTABLE_TESTS := ./engine/layout ./engine/sampler ./engine/fixture ./engine/compute/cpu ./engine/compute/computetest ./engine/dit
+PORTABLE_TESTS := ./engine/layout ./engine/sampler ./app/fixture ./engine/compute/cpu ./engine/compute/computetest ./engine/dit
 test-portable:
 	@if [ "$$($(GO) env GOARCH)" = amd64 ] && grep -qw fma /proc/cpuinfo 2>/dev/null && grep -qw avx2 /proc/cpuinfo; then \
 		GOAMD64=v3 $(GO) test -count=1 $(PORTABLE_TESTS); \

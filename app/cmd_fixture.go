@@ -6,7 +6,7 @@ import (
 	"io"
 	"sort"
 
-	"h3studio/engine/fixture"
+	"h3studio/app/fixture"
 )
 
 func init() {

@@ -7,7 +7,7 @@ import (
 	"os"
 	"time"
 
-	"h3studio/engine/demo"
+	"h3studio/engine/testmodel"
 )
 
 func init() {
@@ -51,7 +51,7 @@ func runTestModel(args []string, stdout, stderr io.Writer) int {
 		}
 		defer os.RemoveAll(old)
 		start := time.Now()
-		if err := demo.Write(*out); err != nil {
+		if err := testmodel.Write(*out); err != nil {
 			os.Rename(old, *out)
 			fmt.Fprintf(stderr, "h3studio testmodel: %v\n", err)
 			return 1
@@ -60,7 +60,7 @@ func runTestModel(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	start := time.Now()
-	if err := demo.Write(*out); err != nil {
+	if err := testmodel.Write(*out); err != nil {
 		fmt.Fprintf(stderr, "h3studio testmodel: %v\n", err)
 		return 1
 	}

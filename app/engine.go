@@ -6,9 +6,9 @@ import (
 	"time"
 
 	"h3studio/engine"
-	"h3studio/engine/demo"
 	"h3studio/engine/envconfig"
 	"h3studio/engine/media"
+	"h3studio/engine/testmodel"
 	"h3studio/ui/studio"
 	"h3studio/ui/studio/fakeengine"
 )
@@ -42,7 +42,7 @@ func newGenerator(modelDir string) (studio.Generator, error) {
 // ensureDemoModel returns the demo checkpoint's folder inside cacheDir,
 // writing it first when it is missing (what `h3studio testmodel` writes).
 func ensureDemoModel(cacheDir string) (string, error) {
-	return demo.Ensure(cacheDir)
+	return testmodel.Ensure(cacheDir)
 }
 
 // newVideoSink returns the MP4 writer for a take: the media layer's

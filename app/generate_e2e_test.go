@@ -12,8 +12,8 @@ import (
 	"strings"
 	"testing"
 
-	"h3studio/engine/demo"
 	"h3studio/engine/media"
+	"h3studio/engine/testmodel"
 )
 
 // TestGenerateCommand runs `h3studio generate` on the demo checkpoint: the
@@ -23,7 +23,7 @@ import (
 func TestGenerateCommand(t *testing.T) {
 	dir := t.TempDir()
 	model := filepath.Join(dir, "model")
-	if err := demo.Write(model); err != nil {
+	if err := testmodel.Write(model); err != nil {
 		t.Fatal(err)
 	}
 	gen := func(extra ...string) (int, string) {

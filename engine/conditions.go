@@ -64,6 +64,34 @@ func (s *Session) opener() media.Opener {
 	return media.Open
 }
 
+// prepareConditions decodes, normalises and encodes the request's keyframes
+// (FL2VA) or references (Ref2VA): what the text encoder and the
+// transformer are conditioned on.
+func (g *generation) prepareConditions() error {
+	s, m := g.s, g.m
+	g.cond = &conditions{present: prompt.Request{Task: prompt.T2VA}}
+	if g.p.Task != TaskT2VA {
+		if err := s.loadVideoVAE(m); err != nil {
+			return err
+		}
+		if err := s.loadAudioVAE(m); err != nil {
+			return err
+		}
+		g.t.begin(PhaseReferences, conditionUnits(g.p), "frames")
+		c, err := s.prepareConditions(g.ctx, m, g.p, g.t.step)
+		if err != nil {
+			return asInputError(err)
+		}
+		g.cond = c
+		g.t.step(g.t.total) // the plan counted video frames from the file's header
+		if g.streaming {
+			m.releaseVAEs()
+		}
+	}
+	g.cond.present.Prompt = g.r.Prompt
+	return nil
+}
+
 // prepareConditions decodes and normalises the request's keyframes or
 // references, runs the Qwen processor on their pictures and encodes them
 // with the VAEs. tick reports finished encode units.

@@ -20,12 +20,12 @@ import (
 	"h3studio/engine"
 	"h3studio/engine/compute"
 	"h3studio/engine/compute/cpu"
-	"h3studio/engine/demo"
 	"h3studio/engine/media"
 	"h3studio/engine/take"
+	"h3studio/engine/testmodel"
 )
 
-// End-to-end tests on the demo checkpoint (engine/demo): every task runs the
+// End-to-end tests on the demo checkpoint (engine/testmodel): every task runs the
 // whole pipeline on the CPU backend at a tiny canvas. They check what the
 // outputs must be (frame counts and sizes, 24 fps, 32 kHz stereo of the
 // video's length), determinism per seed, the conditioning cache and
@@ -48,7 +48,7 @@ func demoModel(t testing.TB) string {
 			return
 		}
 		demoDir = filepath.Join(dir, "model")
-		demoErr = demo.Write(demoDir)
+		demoErr = testmodel.Write(demoDir)
 	})
 	if demoErr != nil {
 		t.Fatal(demoErr)
@@ -362,7 +362,7 @@ func TestDeterminismAndResidentCache(t *testing.T) {
 }
 
 // TestPromptMovesThePicture: on the demo model (whose transformer weighs
-// the text rows up, engine/demo) another prompt with the same seed gives a
+// the text rows up, engine/testmodel) another prompt with the same seed gives a
 // visibly different take: the mean absolute pixel difference is over 20
 // levels of 255.
 func TestPromptMovesThePicture(t *testing.T) {
@@ -535,7 +535,7 @@ func TestFailuresLeaveNothing(t *testing.T) {
 	// A damaged weight file: Open (configs only) succeeds, Generate fails
 	// at loading, naming the file, and leaves nothing.
 	damaged := filepath.Join(t.TempDir(), "model")
-	if err := demo.Write(damaged); err != nil {
+	if err := testmodel.Write(damaged); err != nil {
 		t.Fatal(err)
 	}
 	shard := filepath.Join(damaged, "FL2VA", "transformer", "model-00001-of-00004.safetensors")
@@ -560,7 +560,7 @@ func TestFailuresLeaveNothing(t *testing.T) {
 		{"latents_dim", "final_layer.video_out.weight: want shape [400000000 96]"},
 	} {
 		bad := filepath.Join(t.TempDir(), "model")
-		if err := demo.Write(bad); err != nil {
+		if err := testmodel.Write(bad); err != nil {
 			t.Fatal(err)
 		}
 		cfgPath := filepath.Join(bad, "FL2VA", "transformer", "config.json")

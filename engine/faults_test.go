@@ -11,7 +11,7 @@ import (
 
 	"h3studio/engine"
 	"h3studio/engine/compute/cpu"
-	"h3studio/engine/demo"
+	"h3studio/engine/testmodel"
 )
 
 // TestWeightsTruncatedUnderARun: the transformer's shards are truncated
@@ -21,7 +21,7 @@ import (
 // next request clearly instead of faulting again.
 func TestWeightsTruncatedUnderARun(t *testing.T) {
 	model := filepath.Join(t.TempDir(), "model")
-	if err := demo.Write(model); err != nil {
+	if err := testmodel.Write(model); err != nil {
 		t.Fatal(err)
 	}
 	shards, _ := filepath.Glob(filepath.Join(model, "FL2VA", "transformer", "*.safetensors"))

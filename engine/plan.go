@@ -1,523 +1,343 @@
 package engine
 
 import (
-	"errors"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
-	"image"
-	"math"
+	"maps"
 	"os"
-	"strings"
-	"unicode/utf8"
+	"path/filepath"
 
 	"h3studio/engine/layout"
-	"h3studio/engine/media"
+	"h3studio/engine/plan"
 	"h3studio/engine/prompt"
+	"h3studio/engine/qwen3vl"
+	"h3studio/engine/snapshot"
 )
 
-// Request limits (h3.c's rules; the released model is a 768p model).
-const (
-	DefaultWidth  = 864
-	DefaultHeight = 480
-	DefaultFrames = 56
-	DefaultSteps  = 20
-	DefaultSeed   = 42
+// Predictions. Plan predicts each phase's work from shapes alone with
+// engine/plan — FLOPs of the text encoder, the DiT loop (run shape-only on
+// the meta backend over the model's own code) and both decoders, and unit
+// counts for the other phases — and its peak storage; the time estimate
+// comes from the session's measured rates (plan.Rates).
 
-	MaxPixels    = 768 * 1344 // largest canvas area
-	CanvasAlign  = 32         // canvas sides are multiples of this
-	MinFrames    = 22         // one trained decoder chunk
-	MaxFrames    = 362        // 15.08 s
-	MinSteps     = 2
-	MaxSteps     = 1000
-	MaxReuse     = 3
-	MaxCoreReuse = 6
-
-	MaxReferences      = 12
-	MaxReferenceImages = 9
-	MaxReferenceVideos = 3
-	MaxReferenceAudio  = 3
-)
-
-// RequestError is a request Plan refuses, before anything is loaded: the
-// field, the rule it breaks and what is allowed.
-type RequestError struct {
-	Field string // e.g. "width", "frames", "references[2]"
-	Rule  string // e.g. "must be a multiple of 32 (allowed: 32..1344)"
-	Err   error  // the cause, when an input file could not be used
-}
-
-// Unwrap returns the cause.
-func (e *RequestError) Unwrap() error { return e.Err }
-
-func (e *RequestError) Error() string {
-	if e.Rule == "" {
-		return "engine: invalid request: " + e.Field
+// Plan validates r and resolves every default without loading any weight
+// (conditioning files are probed, tokenizer and configs read). Errors that
+// reject the request are *RequestError values naming the rule.
+func (s *Session) Plan(r Request) (Plan, error) {
+	if r.Memory == "" {
+		r.Memory = s.opts.Memory
 	}
-	return fmt.Sprintf("engine: invalid request: %s %s", e.Field, e.Rule)
-}
-
-// IsRequestError reports whether err is (or wraps) a *RequestError.
-func IsRequestError(err error) bool {
-	var re *RequestError
-	return errors.As(err, &re)
-}
-
-func reqErr(field, format string, args ...any) error {
-	return &RequestError{Field: field, Rule: fmt.Sprintf(format, args...)}
-}
-
-// AlignFrames rounds a frame count up to the next legal count 17n+5 (counts
-// below 5 become 5), as the video VAE's temporal chunking requires
-// (layout.AlignFrames).
-func AlignFrames(f int) int {
-	if f < 1 {
-		return layout.MinFrames
-	}
-	a, _ := layout.AlignFrames(f)
-	return a
-}
-
-// SecondsToFrames converts a duration to a legal frame count at 24 fps: the
-// nearest whole frame count, aligned up (h3.c: 10 s → 240 → 243). It
-// returns 0 for a duration that is not a positive number.
-func SecondsToFrames(s float64) int {
-	f, err := layout.FramesFromSeconds(s)
+	p, err := resolve(r, s.facts, probeWith(s.opts.Opener))
 	if err != nil {
-		return 0
-	}
-	return f
-}
-
-// PresetSettings are the speed controls a preset stands for.
-type PresetSettings struct {
-	Steps, Reuse, CoreReuse int
-	// LayersFraction keeps this fraction of the transformer blocks
-	// (1 = all); for the released 50-block model 0.8 = 40 blocks.
-	LayersFraction float64
-	Summary        string
-}
-
-// Presets maps each quality preset to its speed controls.
-var Presets = map[Preset]PresetSettings{
-	PresetReference: {Steps: 50, Reuse: 1, CoreReuse: 1, LayersFraction: 1, Summary: "50 steps, exact path — slowest, the released workflow's quality"},
-	PresetDefault:   {Steps: 20, Reuse: 1, CoreReuse: 1, LayersFraction: 1, Summary: "20 steps, exact path"},
-	PresetFast:      {Steps: 20, Reuse: 2, CoreReuse: 1, LayersFraction: 1, Summary: "20 steps with velocity reuse — about 1.8× faster, close to Default"},
-	PresetPreview:   {Steps: 16, Reuse: 3, CoreReuse: 1, LayersFraction: 0.8, Summary: "16 steps, reuse 3, 80% of the blocks — about 4× faster, may change composition"},
-}
-
-// ModelFacts are what Plan needs to know about the installed model, read
-// from configs only (no weight is mapped).
-type ModelFacts struct {
-	Blocks    int  // transformer blocks (50 released)
-	HasFL2VA  bool // t2va / fl2va available
-	HasRef2VA bool // ref2va available
-	Demo      bool // the demo checkpoint
-}
-
-// Layer thinning limits (h3.c --layers): a count of the released model's 50
-// blocks. For a model with another depth the count is scaled by
-// dit.SelectBlocks, so the same 35..50 applies to every model.
-const (
-	MinLayers = 35
-	MaxLayers = 50
-)
-
-// Prober reports what a conditioning file holds without decoding it
-// (media.Open(path).Info()).
-type Prober func(path string) (media.Info, error)
-
-// probeWith returns a Prober over an Opener.
-func probeWith(open media.Opener) Prober {
-	if open == nil {
-		open = media.Open
-	}
-	return func(path string) (media.Info, error) {
-		src, err := open(path)
-		if err != nil {
-			return media.Info{}, err
-		}
-		defer src.Close()
-		return src.Info(), nil
-	}
-}
-
-// resolve validates r against the rules and the model and fills defaults.
-// It reads nothing but file headers (conditioning files are probed through
-// probe) and maps no weight.
-func resolve(r Request, m ModelFacts, probe Prober) (Plan, error) {
-	var p Plan
-	var notes []string
-
-	// Task from the slots.
-	hasKey := r.First != "" || r.Last != "" || r.FirstImage != nil || r.LastImage != nil
-	switch {
-	case len(r.References) > 0 && hasKey:
-		return p, reqErr("references", "do not mix with first/last frames: remove the references or the frames")
-	case len(r.References) > 0:
-		p.Task = TaskRef2VA
-	case hasKey:
-		p.Task = TaskFL2VA
-	default:
-		p.Task = TaskT2VA
-	}
-	switch p.Task {
-	case TaskRef2VA:
-		if !m.HasRef2VA {
-			return p, reqErr("task", "ref2va needs the Ref2VA partition, which this model folder lacks")
-		}
-	default:
-		if !m.HasFL2VA {
-			return p, reqErr("task", "%s needs the FL2VA partition, which this model folder lacks", p.Task)
-		}
-	}
-
-	// Canvas (h3.c: multiples of 32, at least 32, at most 768·1344 pixels)
-	// and render canvas (same aspect, no larger than the output).
-	if r.Width == 0 && r.Height == 0 {
-		r.Width, r.Height = DefaultWidth, DefaultHeight
-	}
-	if err := checkCanvas("width", "height", r.Width, r.Height); err != nil {
 		return p, err
 	}
-	if r.RenderWidth != 0 || r.RenderHeight != 0 {
-		if err := checkCanvas("render-width", "render-height", r.RenderWidth, r.RenderHeight); err != nil {
-			return p, err
-		}
-		out := layout.Canvas{Width: r.Width, Height: r.Height}
-		ren := layout.Canvas{Width: r.RenderWidth, Height: r.RenderHeight}
-		if err := layout.ValidateRender(ren, out); err != nil {
-			rule := "must have the output canvas's aspect ratio and be no larger than it"
-			if ren.Width > out.Width || ren.Height > out.Height {
-				rule = "must not exceed the output canvas"
-			} else if int64(ren.Width)*int64(out.Height) != int64(ren.Height)*int64(out.Width) {
-				rule = "must have the output canvas's aspect ratio"
-			}
-			return p, reqErr("render canvas", "%v %s %v", ren, rule, out)
-		}
-		if r.RenderWidth == r.Width {
-			r.RenderWidth, r.RenderHeight = 0, 0
-		}
-	}
-
-	// Duration: frames aligned up to 17n+5, or seconds → frames (h3.c).
-	switch {
-	case r.Frames != 0 && r.Seconds != 0:
-		return p, reqErr("duration", "give frames or seconds, not both")
-	case r.Seconds < 0 || r.Frames < 0 || math.IsNaN(r.Seconds):
-		return p, reqErr("duration", "must be positive")
-	case r.Seconds > 0:
-		f, err := layout.FramesFromSeconds(r.Seconds)
-		if err != nil {
-			return p, reqErr("seconds", "%v is outside %.2f–%.2f s", r.Seconds, float64(MinFrames)/24, float64(MaxFrames)/24)
-		}
-		notes = append(notes, fmt.Sprintf("%.2f s → %d frames (%.2f s; lengths are 17n+5 frames at 24 fps)", r.Seconds, f, float64(f)/24))
-		r.Frames, r.Seconds = f, 0
-	case r.Frames == 0:
-		r.Frames = DefaultFrames
-	default:
-		f, _ := layout.AlignFrames(r.Frames)
-		if f != r.Frames {
-			notes = append(notes, fmt.Sprintf("frames rounded up from %d to %d (lengths are 17n+5 frames)", r.Frames, f))
-			r.Frames = f
-		}
-	}
-	if r.Frames < MinFrames || r.Frames > MaxFrames {
-		return p, reqErr("frames", "%d after alignment is outside %d..%d (%.2f–%.2f s at 24 fps)", r.Frames, MinFrames, MaxFrames, float64(MinFrames)/24, float64(MaxFrames)/24)
-	}
-
-	// Speed controls: the preset fills what the request leaves at zero.
-	if r.Preset == "" {
-		r.Preset = PresetDefault
-	}
-	ps, ok := Presets[r.Preset]
-	if !ok {
-		return p, reqErr("preset", "%q is unknown (allowed: reference, default, fast, preview)", r.Preset)
-	}
-	if r.Steps == 0 {
-		r.Steps = ps.Steps
-	}
-	if r.Steps < MinSteps || r.Steps > MaxSteps {
-		return p, reqErr("steps", "%d is outside %d..%d", r.Steps, MinSteps, MaxSteps)
-	}
-	reuseSet, coreSet := r.Reuse != 0, r.CoreReuse != 0
-	if r.Reuse == 0 {
-		r.Reuse = ps.Reuse
-		if coreSet && r.CoreReuse > 1 {
-			r.Reuse = 1 // an explicit core reuse replaces the preset's velocity reuse
-		}
-	}
-	if r.CoreReuse == 0 {
-		r.CoreReuse = ps.CoreReuse
-		if reuseSet && r.Reuse > 1 {
-			r.CoreReuse = 1
-		}
-	}
-	if r.Reuse < 1 || r.Reuse > MaxReuse {
-		return p, reqErr("reuse", "%d is outside 1..%d", r.Reuse, MaxReuse)
-	}
-	if r.CoreReuse < 1 || r.CoreReuse > MaxCoreReuse {
-		return p, reqErr("core-reuse", "%d is outside 1..%d", r.CoreReuse, MaxCoreReuse)
-	}
-	if r.Reuse > 1 && r.CoreReuse > 1 {
-		return p, reqErr("reuse", "%d cannot be combined with core-reuse %d (velocity reuse and core reuse are exclusive)", r.Reuse, r.CoreReuse)
-	}
-	if r.Layers == 0 {
-		r.Layers = int(math.Ceil(ps.LayersFraction * MaxLayers))
-	}
-	if r.Layers < MinLayers || r.Layers > MaxLayers {
-		return p, reqErr("layers", "%d is outside %d..%d (blocks of the released 50; scaled for other depths)", r.Layers, MinLayers, MaxLayers)
-	}
-	if r.TokenReduction {
-		notes = append(notes, "token reduction changes composition (opt-in speed control)")
-	}
-	if !r.SeedSet {
-		r.Seed, r.SeedSet = DefaultSeed, true
-	}
-	if r.Memory != MemoryAuto && r.Memory != MemoryResident && r.Memory != MemoryStreaming {
-		return p, reqErr("memory", "%q is unknown (allowed: auto, resident, streaming)", r.Memory)
-	}
-
-	// Conditions: files exist and hold what their slot needs; reference
-	// limits (media's rules, the release's).
-	if probe == nil {
-		probe = probeWith(nil)
-	}
-	if p.Task == TaskFL2VA {
-		for _, f := range []struct {
-			field, path string
-			img         image.Image
-		}{{"first-frame", r.First, r.FirstImage}, {"last-frame", r.Last, r.LastImage}} {
-			if f.img != nil || f.path == "" {
-				continue
-			}
-			info, err := probeFile(probe, f.field, f.path)
-			if err != nil {
-				return p, err
-			}
-			if info.Kind != media.KindImage {
-				return p, reqErr(f.field, "%s is %s, not a picture", f.path, kindWords[info.Kind])
-			}
-		}
-	}
-	mc := p.ModelCanvas(r)
-	if p.Task == TaskRef2VA {
-		refs, err := checkReferences(r, mc, probe)
-		if err != nil {
-			return p, err
-		}
-		p.References = refs
-	}
-	// Labels in the prompt must name existing inputs (<Picture 3> with two
-	// pictures is a mistake the model cannot resolve).
-	var pictures, videos, audios int
-	pictures = len(p.anchors())
-	for _, rp := range p.References {
-		switch rp.Kind {
-		case RefImage:
-			pictures++
-		case RefAudio:
-			audios++
-		default:
-			videos++
-			if rp.Sound {
-				audios++
-			}
-		}
-	}
-	// The tokenizer refuses invalid UTF-8 too, but only after the models
-	// are loaded: refuse it here, before anything is mapped.
-	if !utf8.ValidString(r.Prompt) {
-		return p, reqErr("prompt", "is not valid UTF-8 (first invalid byte at offset %d)", invalidUTF8Offset(r.Prompt))
-	}
-	if err := prompt.CheckLabels(r.Prompt, pictures, videos, audios); err != nil {
-		return p, reqErr("prompt", "%v", strings.TrimPrefix(err.Error(), "prompt: "))
-	}
-	if strings.TrimSpace(r.Prompt) == "" {
-		notes = append(notes, "the prompt is empty: the model will improvise")
-	}
-
-	// Geometry of the (render) canvas the model runs at.
-	lh, lw := mc.Latent()
-	p.LatentWidth, p.LatentHeight = lw, lh
-	p.LatentFrames, _ = layout.LatentFrames(r.Frames)
-	p.AudioLatents = layout.AudioLatents(r.Frames)
-	p.Forwards = forwardCount(r.Steps, r.Reuse)
-	p.Request = r
-	p.Notes = notes
-	p.Memory = r.Memory
+	s.predict(&p)
+	s.noteFit(&p)
 	return p, nil
 }
 
-// invalidUTF8Offset is the byte offset of s's first invalid UTF-8 sequence
-// (len(s) when there is none).
-func invalidUTF8Offset(s string) int {
-	for i := 0; i < len(s); {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && n == 1 {
-			return i
+// noteFit adds a note when the predicted peak exceeds the device's memory
+// budget (memoryBudget): in auto mode, that the weights will be streamed
+// (and whether that fits), else that the generation may run out of memory
+// and what needs less. It refuses nothing: the prediction errs on the
+// large side (it counts the decoders' host buffers).
+func (s *Session) noteFit(p *Plan) {
+	budget := s.memoryBudget()
+	if budget <= 0 || p.PeakBytes <= 0 || p.PeakBytes <= budget {
+		return
+	}
+	gb := func(n int64) string { return fmt.Sprintf("%.1f GB", float64(n)/1e9) }
+	less := "a smaller canvas, a render canvas or fewer frames need less"
+	if p.Request.Memory != MemoryStreaming {
+		q := *p
+		q.Notes = nil
+		q.Request.Memory = MemoryStreaming
+		s.predict(&q)
+		switch {
+		case q.PeakBytes <= 0:
+		case p.Request.Memory == MemoryAuto && q.PeakBytes <= budget:
+			p.Notes = append(p.Notes, fmt.Sprintf("keeping every component resident would peak at %s, more than this device's %s: the weights will be streamed from disk (predicted peak %s)",
+				gb(p.PeakBytes), gb(budget), gb(q.PeakBytes)))
+			return
+		case p.Request.Memory == MemoryResident && q.PeakBytes <= budget:
+			p.Notes = append(p.Notes, fmt.Sprintf("resident, the predicted peak %s exceeds this device's %s and may run out of memory; streaming the weights (--ssd-streaming) predicts %s",
+				gb(p.PeakBytes), gb(budget), gb(q.PeakBytes)))
+			return
+		default:
+			p.Notes = append(p.Notes, fmt.Sprintf("the predicted peak is %s resident and %s streaming the weights, more than this device's %s: the generation may run out of memory (%s)",
+				gb(p.PeakBytes), gb(q.PeakBytes), gb(budget), less))
+			return
 		}
-		i += n
 	}
-	return len(s)
+	p.Notes = append(p.Notes, fmt.Sprintf("the predicted peak %s exceeds this device's %s: the generation may run out of memory (%s)", gb(p.PeakBytes), gb(budget), less))
 }
 
-// ModelCanvas is the canvas the model runs at: the render canvas when the
-// request has one, else the output canvas.
-func (Plan) ModelCanvas(r Request) layout.Canvas {
-	if r.RenderWidth != 0 {
-		return layout.Canvas{Width: r.RenderWidth, Height: r.RenderHeight}
+// memoryBudget is the storage a generation may use: the device's
+// recommended working set, else three quarters of its memory (0: unknown).
+func (s *Session) memoryBudget() int64 {
+	d := s.opts.Backend.Device()
+	if d.WorkingSetBytes > 0 {
+		return d.WorkingSetBytes
 	}
-	return layout.Canvas{Width: r.Width, Height: r.Height}
+	return d.MemoryBytes * 3 / 4
 }
 
-// forwardCount is the number of DiT evaluations of steps denoising steps with
-// velocity reuse N: step 0, the last step and every step with step mod N = 0
-// (H3-DIT §13.1).
-func forwardCount(steps, reuse int) int {
-	if reuse <= 1 {
-		return steps
+// memoryMode resolves the plan's memory mode: auto keeps everything
+// resident when the predicted resident peak fits the device's working set
+// (three quarters of its memory when it reports none), else streams.
+func (s *Session) memoryMode(p Plan) MemoryMode {
+	switch p.Request.Memory {
+	case MemoryResident, MemoryStreaming:
+		return p.Request.Memory
+	}
+	budget := s.memoryBudget()
+	if p.PeakBytes > 0 && budget > 0 && p.PeakBytes > budget {
+		return MemoryStreaming
+	}
+	return MemoryResident
+}
+
+// phases are the generation's phases for the planner: the order they run
+// in and those whose work is counted in FLOPs.
+var phases = plan.Phases[Phase]{
+	Order: []Phase{PhaseLoad, PhaseReferences, PhaseText, PhaseDenoise, PhaseVideoDecode, PhaseAudioDecode, PhaseExport},
+	FLOPs: map[Phase]bool{PhaseText: true, PhaseDenoise: true, PhaseVideoDecode: true, PhaseAudioDecode: true},
+}
+
+// workPlan is the predicted work of a plan's phases.
+type workPlan struct {
+	work  plan.Work[Phase]
+	peak  int64 // predicted peak storage of the chosen mode (0: unknown)
+	notes []string
+}
+
+func (s *Session) newEstimate(p Plan) *plan.Progress[Phase] {
+	return plan.NewProgress(s.est, p.work.work)
+}
+
+// predict fills a resolved plan's predictions: packed rows, work per phase,
+// peak storage and the time estimate. A failure to predict leaves the
+// fields unknown and adds a note; it never rejects the request.
+func (s *Session) predict(p *Plan) {
+	part := snapshot.FL2VA
+	if p.Task == TaskRef2VA {
+		part = snapshot.Ref2VA
+	}
+	pi, err := s.partitionInfo(part)
+	if err != nil {
+		p.Notes = append(p.Notes, "no time or memory estimate: "+err.Error())
+		return
+	}
+	key := newPredictionKey(p)
+	c, ok := s.preds.Get(key)
+	if !ok {
+		w, err := s.predictWork(pi, p)
+		if err != nil {
+			p.Notes = append(p.Notes, "no time or memory estimate: "+err.Error())
+			return
+		}
+		c = cachedPrediction{w: w, textRows: p.TextRows, rows: p.Rows, refs: append([]ReferencePlan(nil), p.References...)}
+		s.preds.Put(key, c)
+	}
+	w := c.w
+	w.work = maps.Clone(c.w.work)
+	p.TextRows, p.Rows = c.textRows, c.rows
+	copy(p.References, c.refs)
+	w.work[PhaseLoad] = float64(s.componentsToLoad(pi.part, p.Task, s.memoryModeFor(p.Request.Memory)))
+	p.work = w
+	p.PeakBytes = w.peak
+	p.Estimate = s.est.Total(w.work)
+	p.Notes = append(p.Notes, w.notes...)
+}
+
+// cachedPrediction is a plan's prediction, kept by predictionKey: the GUI
+// plans the same draft again and again while the user edits.
+type cachedPrediction struct {
+	w              workPlan
+	textRows, rows int
+	refs           []ReferencePlan
+}
+
+// predictionKey is everything a prediction depends on.
+type predictionKey struct {
+	task                          Task
+	prompt                        string
+	width, height, rw, rh, frames int
+	controls                      [4]int // steps, reuse, layers, core reuse
+	tokenReduction                bool
+	preview                       bool
+	memory                        MemoryMode
+	anchors                       int
+	refImageSize                  string
+	refVideoCanvas                string
+	nrefs                         int
+	refs                          [MaxReferences]ReferencePlan
+}
+
+func newPredictionKey(p *Plan) predictionKey {
+	r := p.Request
+	k := predictionKey{task: p.Task, prompt: r.Prompt, width: r.Width, height: r.Height, rw: r.RenderWidth, rh: r.RenderHeight, frames: r.Frames,
+		controls: [4]int{r.Steps, r.Reuse, r.Layers, r.CoreReuse}, tokenReduction: r.TokenReduction, preview: r.Preview, memory: r.Memory,
+		anchors: len(p.anchors()), refImageSize: string(r.RefImageSize), refVideoCanvas: string(r.RefVideoCanvas), nrefs: len(p.References)}
+	copy(k.refs[:], p.References)
+	return k
+}
+
+// ratesKey identifies what the measured rates depend on: the backend and
+// its device, and the transformer's configuration (its shapes set the
+// kernels' efficiency; the weights' values do not matter).
+func (s *Session) ratesKey() (key, device, model string) {
+	d := s.opts.Backend.Device()
+	device = d.Backend + ": " + d.Name
+	h := sha256.New()
+	for _, part := range []snapshot.Partition{snapshot.FL2VA, snapshot.Ref2VA} {
+		if c := s.snap.Find(part, snapshot.Transformer); c != nil {
+			if b, err := os.ReadFile(filepath.Join(c.ConfigDir, "config.json")); err == nil {
+				h.Write(b)
+			}
+			break
+		}
+	}
+	model = s.name
+	key = device + " | " + model + " | " + hex.EncodeToString(h.Sum(nil))[:16]
+	return key, device, model
+}
+
+// loadRates starts the session's rates from the rates file, when it has an
+// entry for this device and model. A missing, unreadable or malformed file
+// only means no head start; it is logged, never an error.
+func (s *Session) loadRates() {
+	path := s.opts.RatesFile
+	if path == "" {
+		return
+	}
+	key, _, _ := s.ratesKey()
+	if err := s.est.Load(path, key); err != nil && !os.IsNotExist(err) {
+		s.log.Warn("measured rates not used", "file", path, "err", err)
+	}
+}
+
+// saveRates writes the session's rates into the rates file. Failures are
+// logged: a generation never fails for it.
+func (s *Session) saveRates() {
+	path := s.opts.RatesFile
+	if path == "" {
+		return
+	}
+	key, device, model := s.ratesKey()
+	if err := s.est.Save(path, key, device, model); err != nil {
+		s.log.Warn("measured rates not saved", "file", path, "err", err)
+	}
+}
+
+// textRows predicts the text encoder's sequence (plan.TextRows).
+func textRows(pi *partInfo, p *Plan) (int, []qwen3vl.Grid, error) {
+	r := p.Request
+	t := plan.Text{Prompt: r.Prompt, Task: prompt.T2VA, Canvas: p.ModelCanvas(r)}
+	switch p.Task {
+	case TaskFL2VA:
+		t.Task, t.Keyframes = prompt.FL2VA, len(p.anchors())
+	case TaskRef2VA:
+		t.Task = prompt.Ref2VA
+		for _, rp := range p.References {
+			k := prompt.Video
+			switch rp.Kind {
+			case RefImage:
+				k = prompt.Image
+			case RefAudio:
+				k = prompt.Audio
+			}
+			t.References = append(t.References, plan.TextReference{Kind: k, Width: rp.Width, Height: rp.Height, QwenFrames: rp.QwenFrames, Sound: rp.Sound})
+		}
+	}
+	return plan.TextRows(pi.tok, pi.qcfg, pi.pcfg, pi.proc.Factor(), t)
+}
+
+// predictWork predicts every phase's work and the peak storage.
+func (s *Session) predictWork(pi *partInfo, p *Plan) (workPlan, error) {
+	r := p.Request
+	w := workPlan{work: plan.Work[Phase]{}}
+	for i := range p.References {
+		rp := &p.References[i]
+		if rp.VAEFrames > 0 && pi.vcfg != nil {
+			rp.LatentFrames = pi.vcfg.Temporal().EncodeLatents(rp.VAEFrames)
+		}
+	}
+	L, grids, err := textRows(pi, p)
+	if err != nil {
+		return w, err
+	}
+	p.TextRows = L
+	mode := s.memoryModeFor(p.Request.Memory)
+	lh, lw := p.ModelCanvas(r).Latent()
+	loop := plan.Loop{TextRows: L, Target: layout.Grid{T: p.LatentFrames, H: lh, W: lw}, AudioLatents: p.AudioLatents, Controls: r.controls()}
+	switch p.Task {
+	case TaskFL2VA:
+		loop.Keyframes = p.anchors()
+	case TaskRef2VA:
+		for _, rp := range p.References {
+			loop.References = append(loop.References, rp.latentSpec())
+		}
+	}
+	pr, err := plan.Predict(plan.Request{Text: pi.qcfg, DiT: pi.dcfg, Video: pi.vcfg, Audio: pi.acfg, Grids: grids, Loop: loop, Streaming: mode == MemoryStreaming})
+	if err != nil {
+		return w, err
+	}
+	p.Rows = pr.Rows
+	w.peak = pr.Peak
+	w.work[PhaseText] = pr.TextFLOPs
+	w.work[PhaseDenoise] = pr.DenoiseFLOPs
+	if pf, err := previewDecodeFLOPs(pi.vcfg, p); err == nil {
+		w.work[PhaseDenoise] += pf
+	}
+	if pi.vcfg != nil {
+		w.work[PhaseVideoDecode] = pr.VideoDecodeFLOPs
+	}
+	if pi.acfg != nil {
+		w.work[PhaseAudioDecode] = pr.AudioDecodeFLOPs
+	}
+	if p.Task != TaskT2VA {
+		w.work[PhaseReferences] = float64(conditionUnits(*p))
+		w.notes = append(w.notes, "the memory estimate leaves out encoding the conditions")
+	}
+	w.work[PhaseLoad] = float64(s.componentsToLoad(pi.part, p.Task, mode))
+	w.work[PhaseExport] = float64(r.Frames)
+	return w, nil
+}
+
+// latentSpec is a reference's place in the packed sequence.
+func (rp ReferencePlan) latentSpec() layout.Reference {
+	switch rp.Kind {
+	case RefAudio:
+		return layout.Reference{Kind: layout.RefAudio, AudioLatents: rp.AudioLatents}
+	case RefImage:
+		return layout.Reference{Kind: layout.RefImage, Latent: layout.Grid{T: 1, H: rp.Height / 16, W: rp.Width / 16}}
+	}
+	return layout.Reference{Kind: layout.RefVideo, Latent: layout.Grid{T: rp.LatentFrames, H: rp.Height / 16, W: rp.Width / 16}, AudioLatents: rp.AudioLatents}
+}
+
+// componentsToLoad counts the components a generation would load now.
+func (s *Session) componentsToLoad(part snapshot.Partition, task Task, mode MemoryMode) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.busy || s.cur == nil || s.cur.part != part || s.cur.loadedMode != mode {
+		return 4
 	}
 	n := 0
-	for s := 0; s < steps; s++ {
-		if s == 0 || s == steps-1 || s%reuse == 0 {
+	for _, loaded := range []bool{s.cur.text != nil, s.cur.dit != nil, s.cur.vvae != nil, s.cur.avae != nil} {
+		if !loaded {
 			n++
 		}
 	}
 	return n
 }
 
-func checkCanvas(wf, hf string, w, h int) error {
-	for _, c := range []struct {
-		field string
-		v     int
-	}{{wf, w}, {hf, h}} {
-		if c.v < CanvasAlign || c.v%CanvasAlign != 0 {
-			return reqErr(c.field, "%d must be a multiple of %d and at least %d", c.v, CanvasAlign, CanvasAlign)
-		}
+// memoryModeFor is memoryMode before the peak is known: auto predicts the
+// resident mode.
+func (s *Session) memoryModeFor(m MemoryMode) MemoryMode {
+	if m == MemoryStreaming {
+		return m
 	}
-	if err := (layout.Canvas{Width: w, Height: h}).Validate(); err != nil {
-		return reqErr(wf+"×"+hf, "%dx%d has %d pixels, more than the model's %d (768×1344)", w, h, w*h, MaxPixels)
-	}
-	return nil
+	return MemoryResident
 }
-
-var kindWords = map[media.Kind]string{media.KindImage: "a picture", media.KindVideo: "a video", media.KindAudio: "a sound file", 0: "not a media file"}
-
-// probeFile probes one conditioning file, turning a missing or unreadable
-// file into a request error naming the field.
-func probeFile(probe Prober, field, path string) (media.Info, error) {
-	st, err := os.Stat(path)
-	switch {
-	case err != nil:
-		return media.Info{}, reqErr(field, "%s: %v", path, errors.Unwrap(err))
-	case st.IsDir():
-		return media.Info{}, reqErr(field, "%s is a folder, not a file", path)
-	}
-	info, err := probe(path)
-	if err != nil {
-		var me *media.Error
-		if errors.As(err, &me) {
-			return media.Info{}, reqErr(field, "%s: %s", path, me.Problem)
-		}
-		return media.Info{}, reqErr(field, "%s: %v", path, err)
-	}
-	return info, nil
-}
-
-// checkReferences probes every reference and applies the release's
-// reference rules (media.CheckReferences: counts, clip lengths, aspect
-// ratios, sound where sound is asked for) plus h3.c's rule that a video's
-// sound track conditions only generations of at least 2 s. It returns each
-// reference as it will be encoded.
-func checkReferences(r Request, mc layout.Canvas, probe Prober) ([]ReferencePlan, error) {
-	refs := r.References
-	if len(refs) > MaxReferences {
-		return nil, reqErr("references", "%d given, at most %d", len(refs), MaxReferences)
-	}
-	labels := ReferenceLabels(refs)
-	mrefs := make([]media.Ref, len(refs))
-	plans := make([]ReferencePlan, len(refs))
-	for i, ref := range refs {
-		field := fmt.Sprintf("references[%d]", i+1)
-		mr := media.Ref{Path: ref.Path}
-		switch ref.Kind {
-		case RefImage:
-			mr.Kind = media.KindImage
-		case RefVideo, RefSilentVideo:
-			mr.Kind = media.KindVideo
-		case RefVideoAudio:
-			mr.Kind, mr.AudioPath = media.KindVideo, ref.Audio
-			if ref.Audio == "" {
-				return nil, reqErr(field, "a video with a separate sound needs the sound file")
-			}
-		case RefAudio:
-			mr.Kind = media.KindAudio
-		default:
-			return nil, reqErr(field, "kind %q is unknown (image, video, silent-video, video-audio, audio)", ref.Kind)
-		}
-		info, err := probeFile(probe, field, ref.Path)
-		if err != nil {
-			return nil, err
-		}
-		mr.Info = info
-		// A video reference uses its own sound track when it has one; a
-		// track it lacks is not an error (it is then a silent video).
-		if ref.Kind == RefVideo && info.HasAudio {
-			mr.Soundtrack = true
-		}
-		sound := info
-		if ref.Kind == RefVideoAudio {
-			if mr.AudioInfo, err = probeFile(probe, field+" sound", ref.Audio); err != nil {
-				return nil, err
-			}
-			sound = mr.AudioInfo
-		}
-		hasSound := mr.Soundtrack || mr.AudioPath != "" || ref.Kind == RefAudio
-		if (mr.Soundtrack || mr.AudioPath != "") && r.Frames < minSoundtrackFrames {
-			return nil, reqErr(field, "a video's sound conditions only generations of at least %d frames (2 s); this one has %d (use --ref-silent-video or a longer duration)", minSoundtrackFrames, r.Frames)
-		}
-		mrefs[i] = mr
-		rp := ReferencePlan{Label: labels[i].Label, Kind: ref.Kind, Sound: hasSound}
-		switch mr.Kind {
-		case media.KindImage:
-			if w, h, err := media.RefImageSize(info.Width, info.Height, r.RefImageSize, mc.Width, mc.Height); err == nil {
-				rp.Width, rp.Height = w, h
-			}
-		case media.KindVideo:
-			if w, h, err := media.RefVideoCanvas(info.Width, info.Height, r.RefVideoCanvas); err == nil {
-				rp.Width, rp.Height = w, h
-			}
-			n := len(media.Slots(info.Frames, info.FPS))
-			if n == 0 && info.Duration > 0 {
-				n = int(info.Duration.Seconds()*media.FPS + 0.5)
-			}
-			rp.QwenFrames = min(n, r.Frames)
-			rp.VAEFrames = media.VAEFrames(rp.QwenFrames)
-		}
-		if hasSound {
-			secs := min(sound.Duration.Seconds(), float64(r.Frames)/media.FPS)
-			rp.AudioLatents = int(math.Ceil(secs * media.SampleRate / 800))
-		}
-		plans[i] = rp
-	}
-	if err := media.CheckReferences(mrefs, false, media.DefaultLimits); err != nil {
-		var re *media.RefError
-		if errors.As(err, &re) && len(re.Problems) > 0 {
-			parts := make([]string, len(re.Problems))
-			for i, pr := range re.Problems {
-				parts[i] = pr.String()
-			}
-			return nil, reqErr("references", "%s", strings.Join(parts, "; "))
-		}
-		return nil, reqErr("references", "%v", err)
-	}
-	for i, rp := range plans {
-		if (rp.Kind == RefVideo || rp.Kind == RefSilentVideo || rp.Kind == RefVideoAudio) && rp.QwenFrames < media.MinRefVideoFrames {
-			return nil, reqErr(fmt.Sprintf("references[%d]", i+1), "%s gives %d frames at 24 fps; a reference video needs at least %d", refs[i].Path, rp.QwenFrames, media.MinRefVideoFrames)
-		}
-	}
-	return plans, nil
-}
-
-// minSoundtrackFrames is the shortest generation a video's sound track may
-// condition (h3.c: sound tracks of at least 2 s, i.e. 56 frames).
-const minSoundtrackFrames = 56

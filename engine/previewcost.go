@@ -5,10 +5,6 @@ import (
 	"h3studio/engine/videovae"
 )
 
-// previewWindow is the latent frames a denoising preview decodes (the
-// middle of the clip; previewer.step).
-const previewWindow = 7
-
 // previewDecodeFLOPs is the work of the denoising previews a request asks
 // for (Request.Preview): one decode of a previewWindow-latent-frame window
 // through the video VAE after every step. It runs inside the denoise phase,

@@ -7,11 +7,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
+	"h3studio/engine/denoise"
+	"h3studio/engine/layout"
 	"log/slog"
 	"os"
 	"path/filepath"
-	"sort"
 	"sync"
 	"sync/atomic"
 
@@ -221,68 +221,6 @@ func (s *Session) Facts() ModelFacts { return s.facts }
 // Snapshot is the discovered model folder.
 func (s *Session) Snapshot() *snapshot.Snapshot { return s.snap }
 
-// Plan validates r and resolves every default without loading any weight
-// (conditioning files are probed, tokenizer and configs read). Errors that
-// reject the request are *RequestError values naming the rule.
-func (s *Session) Plan(r Request) (Plan, error) {
-	if r.Memory == "" {
-		r.Memory = s.opts.Memory
-	}
-	p, err := resolve(r, s.facts, probeWith(s.opts.Opener))
-	if err != nil {
-		return p, err
-	}
-	s.predict(&p)
-	s.noteFit(&p)
-	return p, nil
-}
-
-// noteFit adds a note when the predicted peak exceeds the device's memory
-// budget (memoryBudget): in auto mode, that the weights will be streamed
-// (and whether that fits), else that the generation may run out of memory
-// and what needs less. It refuses nothing: the prediction errs on the
-// large side (it counts the decoders' host buffers).
-func (s *Session) noteFit(p *Plan) {
-	budget := s.memoryBudget()
-	if budget <= 0 || p.PeakBytes <= 0 || p.PeakBytes <= budget {
-		return
-	}
-	gb := func(n int64) string { return fmt.Sprintf("%.1f GB", float64(n)/1e9) }
-	less := "a smaller canvas, a render canvas or fewer frames need less"
-	if p.Request.Memory != MemoryStreaming {
-		q := *p
-		q.Notes = nil
-		q.Request.Memory = MemoryStreaming
-		s.predict(&q)
-		switch {
-		case q.PeakBytes <= 0:
-		case p.Request.Memory == MemoryAuto && q.PeakBytes <= budget:
-			p.Notes = append(p.Notes, fmt.Sprintf("keeping every component resident would peak at %s, more than this device's %s: the weights will be streamed from disk (predicted peak %s)",
-				gb(p.PeakBytes), gb(budget), gb(q.PeakBytes)))
-			return
-		case p.Request.Memory == MemoryResident && q.PeakBytes <= budget:
-			p.Notes = append(p.Notes, fmt.Sprintf("resident, the predicted peak %s exceeds this device's %s and may run out of memory; streaming the weights (--ssd-streaming) predicts %s",
-				gb(p.PeakBytes), gb(budget), gb(q.PeakBytes)))
-			return
-		default:
-			p.Notes = append(p.Notes, fmt.Sprintf("the predicted peak is %s resident and %s streaming the weights, more than this device's %s: the generation may run out of memory (%s)",
-				gb(p.PeakBytes), gb(q.PeakBytes), gb(budget), less))
-			return
-		}
-	}
-	p.Notes = append(p.Notes, fmt.Sprintf("the predicted peak %s exceeds this device's %s: the generation may run out of memory (%s)", gb(p.PeakBytes), gb(budget), less))
-}
-
-// memoryBudget is the storage a generation may use: the device's
-// recommended working set, else three quarters of its memory (0: unknown).
-func (s *Session) memoryBudget() int64 {
-	d := s.opts.Backend.Device()
-	if d.WorkingSetBytes > 0 {
-		return d.WorkingSetBytes
-	}
-	return d.MemoryBytes * 3 / 4
-}
-
 // Generate runs one request, writing frames and audio to out in
 // presentation order (Begin, every frame, the sound, Close). progress runs
 // on the calling goroutine and must not block. Cancelling ctx stops the run
@@ -406,21 +344,6 @@ func (s *Session) Close() error {
 	return nil
 }
 
-// memoryMode resolves the plan's memory mode: auto keeps everything
-// resident when the predicted resident peak fits the device's working set
-// (three quarters of its memory when it reports none), else streams.
-func (s *Session) memoryMode(p Plan) MemoryMode {
-	switch p.Request.Memory {
-	case MemoryResident, MemoryStreaming:
-		return p.Request.Memory
-	}
-	budget := s.memoryBudget()
-	if p.PeakBytes > 0 && budget > 0 && p.PeakBytes > budget {
-		return MemoryStreaming
-	}
-	return MemoryResident
-}
-
 // modelID identifies a partition's weights for the sidecar: the first 16
 // hex digits of a hash of the transformer's config and shard index (the
 // demo checkpoint also names its version).
@@ -438,39 +361,47 @@ func (s *Session) modelID(m *models) string {
 	return id
 }
 
-// textIdentity hashes what identifies the text encoder's weights without
-// reading them: config.json, the shard index and every shard's name, size
-// and safetensors header.
-func (s *Session) textIdentity(m *models) string {
-	if id, ok := s.textID[m.textDir]; ok {
-		return id
-	}
-	h := sha256.New()
-	entries, _ := os.ReadDir(m.textDir)
-	var names []string
-	for _, e := range entries {
-		names = append(names, e.Name())
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		p := filepath.Join(m.textDir, n)
-		st, err := os.Stat(p)
-		if err != nil || st.IsDir() {
-			continue
+// generation is one running request: what its phases hand on to each
+// other.
+type generation struct {
+	s         *Session
+	ctx       context.Context
+	p         Plan
+	r         Request
+	out       media.Sink
+	t         *tracker
+	res       Result
+	m         *models
+	mode      MemoryMode
+	streaming bool
+
+	cond   *conditions     // prepare conditions → text, denoise
+	hidden *compute.Tensor // encode text → denoise
+	tags   []int64
+	target layout.Grid     // the latent video grid
+	dres   *denoise.Result // denoise → decoders
+	audio  media.Audio     // decode audio → export
+}
+
+// run executes a planned request, phase by phase: load (load.go) →
+// references (conditions.go: media decoding, the Qwen processor, VAE
+// encoding of the conditions) → text (text.go: tokenizer, presentation,
+// Qwen3-VL; cached by content hash) → denoise (denoise.go: the DiT loop) →
+// video decode (frames streamed into out), audio decode and export (out
+// closed; decode.go). ctx is checked at every step, layer, tile and block
+// boundary. On an error the caller aborts out.
+func (s *Session) run(ctx context.Context, p Plan, out media.Sink, t *tracker) (res Result, err error) {
+	g := &generation{s: s, ctx: ctx, p: p, r: p.Request, out: out, t: t}
+	defer compute.Recover(&err)
+	defer func() {
+		if g.hidden != nil {
+			s.opts.Backend.Free(g.hidden)
 		}
-		fmt.Fprintf(h, "\x00%s\x00%d\x00", n, st.Size())
-		f, err := os.Open(p)
-		if err != nil {
-			continue
+	}()
+	for _, phase := range []func() error{g.load, g.prepareConditions, g.encodeText, g.denoise, g.decodeVideo, g.decodeAudio, g.export} {
+		if err := phase(); err != nil {
+			return g.res, err
 		}
-		limit := int64(1 << 20)
-		if filepath.Ext(n) == ".json" {
-			limit = 64 << 20
-		}
-		io.CopyN(h, f, limit)
-		f.Close()
 	}
-	id := hex.EncodeToString(h.Sum(nil))
-	s.textID[m.textDir] = id
-	return id
+	return g.res, nil
 }

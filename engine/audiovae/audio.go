@@ -114,7 +114,7 @@ func (m *Model) Normalize(l *Latents) (*Latents, error) {
 // InputProjection returns dec_in_proj of de-normalized latents:
 // [Channels, latent_dim, A].
 func (m *Model) InputProjection(l *Latents) (out []float32, err error) {
-	defer catch(&err)
+	defer compute.Recover(&err)
 	if m.dec == nil {
 		return nil, errors.New("audiovae: the model was loaded without its decoder")
 	}
@@ -124,7 +124,7 @@ func (m *Model) InputProjection(l *Latents) (out []float32, err error) {
 	for ch := 0; ch < l.Channels; ch++ {
 		r := &run{b: m.b, a: nn.NewArena(m.b)}
 		z := r.a.New(compute.F32, l.C, l.A)
-		try(m.b.Upload(z, compute.EncodeFloat32(compute.F32, l.Data[ch*l.C*l.A:(ch+1)*l.C*l.A])))
+		compute.Try(m.b.Upload(z, compute.EncodeFloat32(compute.F32, l.Data[ch*l.C*l.A:(ch+1)*l.C*l.A])))
 		h := m.dec.inputProjection(r, z)
 		v, err := compute.ToFloat32(h)
 		r.a.Release()
@@ -141,7 +141,7 @@ func (m *Model) InputProjection(l *Latents) (out []float32, err error) {
 // AutoencoderKLMiniMaxH3Audio.decode with the stereo channels as a batch).
 // ctx is checked between blocks.
 func (m *Model) Decode(ctx context.Context, l *Latents, o *DecodeOptions) (out *Wave, err error) {
-	defer catch(&err)
+	defer compute.Recover(&err)
 	if m.dec == nil {
 		return nil, errors.New("audiovae: the model was loaded without its decoder")
 	}
@@ -161,7 +161,7 @@ func (m *Model) Decode(ctx context.Context, l *Latents, o *DecodeOptions) (out *
 		}
 		r := &run{b: m.b, a: nn.NewArena(m.b)}
 		z := r.a.New(compute.F32, l.C, l.A)
-		try(m.b.Upload(z, compute.EncodeFloat32(compute.F32, l.Data[ch*l.C*l.A:(ch+1)*l.C*l.A])))
+		compute.Try(m.b.Upload(z, compute.EncodeFloat32(compute.F32, l.Data[ch*l.C*l.A:(ch+1)*l.C*l.A])))
 		h := m.dec.inputProjection(r, z)
 		r.drop(z)
 		wave, err := m.dec.forward(r, h, func() error {
@@ -220,7 +220,7 @@ type EncodeOptions struct {
 // a multiple of the hop (AutoencoderKLMiniMaxH3Audio.encode). MiniMax-H3
 // conditions on the mean.
 func (m *Model) Encode(ctx context.Context, w *Wave, o *EncodeOptions) (mean, logs *Latents, err error) {
-	defer catch(&err)
+	defer compute.Recover(&err)
 	if m.enc == nil {
 		return nil, nil, errors.New("audiovae: the model was loaded without its encoder")
 	}
@@ -250,7 +250,7 @@ func (m *Model) Encode(ctx context.Context, w *Wave, o *EncodeOptions) (mean, lo
 		copy(padded, w.Data[ch*w.Samples:(ch+1)*w.Samples])
 		r := &run{b: m.b, a: nn.NewArena(m.b)}
 		x := r.a.New(compute.F32, 1, A*hop)
-		try(m.b.Upload(x, compute.EncodeFloat32(compute.F32, padded)))
+		compute.Try(m.b.Upload(x, compute.EncodeFloat32(compute.F32, padded)))
 		mt, lt := m.enc.forward(r, x)
 		mv, err := compute.ToFloat32(mt)
 		if err == nil {

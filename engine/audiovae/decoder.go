@@ -62,9 +62,9 @@ func loadAliasFree(w *safetensors.Binder, name string, C int) aliasFree {
 	}
 	var err error
 	a.up, err = compute.FromFloat32(w.Backend(), compute.F32, compute.Shape{C, 1, K}, up)
-	try(err)
+	compute.Try(err)
 	a.down, err = compute.FromFloat32(w.Backend(), compute.F32, compute.Shape{C, 1, K}, down)
-	try(err)
+	compute.Try(err)
 	return a
 }
 

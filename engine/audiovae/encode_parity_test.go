@@ -2,6 +2,7 @@ package audiovae
 
 import (
 	"context"
+	"h3studio/engine/testkit"
 	"testing"
 
 	"h3studio/engine/compute/testbackend"
@@ -42,7 +43,7 @@ func TestEncoderModelParity(t *testing.T) {
 	if len(mean.Data) != len(wantMean) || len(w.Data) != len(wantWave) {
 		t.Fatalf("sizes: mean %d vs %d, waveform %d vs %d", len(mean.Data), len(wantMean), len(w.Data), len(wantWave))
 	}
-	e1, e2, e3 := relL2(mean.Data, wantMean), relL2(logs.Data, wantLogs), relL2(w.Data, wantWave)
+	e1, e2, e3 := testkit.RelL2(mean.Data, wantMean), testkit.RelL2(logs.Data, wantLogs), testkit.RelL2(w.Data, wantWave)
 	for name, e := range map[string]float64{"encode.mean": e1, "encode.logs": e2, "decode.waveform": e3} {
 		if !(e < 1e-5) {
 			t.Errorf("%s: rel-L2 %.3g ≥ 1e-5", name, e)

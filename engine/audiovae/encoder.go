@@ -89,7 +89,7 @@ func loadEncoder(w *safetensors.Binder, cfg *Config) *encoder {
 	vb := pb.Float32s("attn.v_bias", L)
 	if qb != nil && kb != nil && vb != nil {
 		t, err := compute.FromFloat32(w.Backend(), compute.F32, compute.Shape{3 * L}, append(append(append([]float32(nil), qb...), kb...), vb...))
-		try(err)
+		compute.Try(err)
 		pr.qkv.B = t
 	}
 	pr.attnProj = nn.LoadLinear(pb, "attn.proj", compute.Invalid, C, C, true)
@@ -101,9 +101,9 @@ func loadEncoder(w *safetensors.Binder, cfg *Config) *encoder {
 	b1 := pb.Float32s("mlp.w1.bias", 2*C)
 	if w0 != nil && w1 != nil && b0 != nil && b1 != nil {
 		wt, err := compute.FromFloat32(w.Backend(), compute.F32, compute.Shape{4 * C, C}, append(append([]float32(nil), w0...), w1...))
-		try(err)
+		compute.Try(err)
 		bt, err := compute.FromFloat32(w.Backend(), compute.F32, compute.Shape{4 * C}, append(append([]float32(nil), b0...), b1...))
-		try(err)
+		compute.Try(err)
 		pr.w01 = nn.Linear{W: wt, B: bt}
 	}
 	pr.w2 = nn.LoadLinear(pb, "mlp.w2", compute.Invalid, C, 2*C, true)
@@ -121,7 +121,7 @@ func loadEncoder(w *safetensors.Binder, cfg *Config) *encoder {
 		}
 	}
 	t, err := compute.FromFloat32(w.Backend(), compute.F32, compute.Shape{C, H * hd}, pool)
-	try(err)
+	compute.Try(err)
 	pr.pool = t
 
 	mw := w.Tensor("mean_proj.weight", C, C, 1)

@@ -2,6 +2,7 @@ package audiovae
 
 import (
 	"context"
+	"h3studio/engine/testkit"
 	"testing"
 
 	"h3studio/engine/compute/testbackend"
@@ -29,7 +30,7 @@ func TestLoopDecodeToWaveform(t *testing.T) {
 		if w.Channels != ws[1] || w.Samples != ws[2] {
 			t.Fatalf("%s: [%d %d], fixture %v", loop, w.Channels, w.Samples, ws)
 		}
-		e := relL2(w.Data, want)
+		e := testkit.RelL2(w.Data, want)
 		if !(e < 1e-5) {
 			t.Errorf("%s: out.audio rel-L2 %.3g ≥ 1e-5", loop, e)
 		}

@@ -14,7 +14,6 @@
 package audiovae
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -73,7 +72,7 @@ func (m *Model) Close() error {
 
 // Load binds every tensor (strict accounting).
 func Load(b compute.Backend, w *safetensors.Binder, cfg *Config, o *Options) (m *Model, err error) {
-	defer catch(&err)
+	defer compute.Recover(&err)
 	if o == nil {
 		o = &Options{}
 	}
@@ -134,7 +133,7 @@ func weightNorm(w *safetensors.Binder, name string, shape []int, bias bool, bias
 		}
 	}
 	t, err := compute.FromFloat32(w.Backend(), compute.F32, compute.Shape(shape), out)
-	try(err)
+	compute.Try(err)
 	return t.SetName(name + ".weight(folded)"), bt
 }
 
@@ -164,32 +163,4 @@ func (r *run) drop(ts ...*compute.Tensor) {
 		r.a.Keep(t)
 		r.b.Free(t)
 	}
-}
-
-// failure carries an upload/download error to the entry point.
-type failure struct{ err error }
-
-func try(err error) {
-	if err != nil {
-		panic(failure{err})
-	}
-}
-
-// catch converts failures, allocation errors and cancellations into *err;
-// other panics (bugs) propagate.
-func catch(err *error) {
-	r := recover()
-	if r == nil {
-		return
-	}
-	if f, ok := r.(failure); ok {
-		*err = f.err
-		return
-	}
-	var ae *compute.AllocError
-	if e, ok := r.(error); ok && (errors.As(e, &ae) || errors.Is(e, context.Canceled) || errors.Is(e, context.DeadlineExceeded)) {
-		*err = e
-		return
-	}
-	panic(r)
 }

@@ -2,7 +2,7 @@ package audiovae
 
 import (
 	"context"
-	"math"
+	"h3studio/engine/testkit"
 	"path/filepath"
 	"testing"
 
@@ -40,16 +40,6 @@ func fixtureTensor(t testing.TB, f *safetensors.File, name string) ([]float32, c
 	return compute.DecodeFloat32(info.DType, data), info.Shape
 }
 
-func relL2(got, want []float32) float64 {
-	var num, den float64
-	for i := range want {
-		d := float64(got[i]) - float64(want[i])
-		num += d * d
-		den += float64(want[i]) * float64(want[i])
-	}
-	return math.Sqrt(num / den)
-}
-
 // TestDecodeParity: the audio_vae fixture's decode tensors, float32,
 // rel-L2 < 1e-5, from both layouts (the original one derives the BigVGAN
 // kernels 2u − u mod 2). Measured (seed 0, CPU): decode.dec_in_proj
@@ -81,7 +71,7 @@ func TestDecodeParity(t *testing.T) {
 			if w.Channels != ws[0] || w.Samples != ws[2] || len(proj) != len(wantProj) {
 				t.Fatalf("%s: waveform [%d %d], projection %d values; want %v, %d", layout, w.Channels, w.Samples, len(proj), ws, len(wantProj))
 			}
-			e1, e2 := relL2(proj, wantProj), relL2(w.Data, wantWave)
+			e1, e2 := testkit.RelL2(proj, wantProj), testkit.RelL2(w.Data, wantWave)
 			if !(e1 < 1e-5) || !(e2 < 1e-5) {
 				t.Errorf("%s, %d threads: rel-L2 dec_in_proj %.3g, waveform %.3g; bound 1e-5", layout, threads, e1, e2)
 			}

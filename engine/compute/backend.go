@@ -114,12 +114,29 @@ func MustAlloc(b Backend, dt DType, shape ...int) *Tensor {
 	return t
 }
 
+// failure carries an error out of deep model code to the entry point's
+// Recover.
+type failure struct{ err error }
+
+// Try panics with err, when it is set, for the entry point's Recover to
+// return (an upload or download fault deep in model code).
+func Try(err error) {
+	if err != nil {
+		panic(failure{err})
+	}
+}
+
 // Recover converts a panic carrying an error that model code may raise on
-// purpose (an *AllocError, a cancellation) into *err. Other panics — bugs,
-// such as shape mismatches — propagate. Use as `defer compute.Recover(&err)`.
+// purpose (Try's, an *AllocError, a cancellation) into *err. Other
+// panics — bugs, such as shape mismatches — propagate. Use as
+// `defer compute.Recover(&err)`.
 func Recover(err *error) {
 	r := recover()
 	if r == nil {
+		return
+	}
+	if f, ok := r.(failure); ok {
+		*err = f.err
 		return
 	}
 	var ae *AllocError

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"h3studio/engine/testkit"
 	"math"
 	"path/filepath"
 	"strings"
@@ -95,19 +96,6 @@ func request(t testing.TB, b compute.Backend, x fixtureFile, anchors []layout.An
 	return req
 }
 
-func relL2(got, want []float32) float64 {
-	var num, den float64
-	for i := range want {
-		d := float64(got[i]) - float64(want[i])
-		num += d * d
-		den += float64(want[i]) * float64(want[i])
-	}
-	if den == 0 {
-		return math.Sqrt(num)
-	}
-	return math.Sqrt(num / den)
-}
-
 // TestLoopParity runs the three loop fixtures (4-point grids, 3 forwards)
 // and compares every step's velocities and the final latents with the
 // oracle. Bounds: 1e-4 (f32 loops), 2e-2 (bf16). Measured: ≤ 2.3e-7 (f32),
@@ -129,7 +117,7 @@ func TestLoopParity(t *testing.T) {
 			req := request(t, b, x, c.anchors, 3)
 			worst := 0.0
 			check := func(name string, got []float32) {
-				e := relL2(got, x.f32(t, name))
+				e := testkit.RelL2(got, x.f32(t, name))
 				worst = max(worst, e)
 				if !(e < c.bound) {
 					t.Errorf("%s: rel-L2 %.3g ≥ %g", name, e, c.bound)
@@ -170,7 +158,7 @@ func TestConditionRowsPinned(t *testing.T) {
 	obs := denoise.Observer{
 		Prepared: func(p *denoise.Prepared) { cond = append([]float32(nil), p.ConditionRows...) },
 		Step: func(s *denoise.StepRecord) {
-			if e := relL2(s.VideoRows[:len(cond)], cond); e != 0 {
+			if e := testkit.RelL2(s.VideoRows[:len(cond)], cond); e != 0 {
 				t.Errorf("step %d moved the condition rows (rel-L2 %.3g)", s.Step, e)
 			}
 		},
@@ -266,7 +254,7 @@ func TestRef2VA(t *testing.T) {
 			a0 = append([]float32(nil), p.AudioRows[:nCondA]...)
 		},
 		Step: func(s *denoise.StepRecord) {
-			if relL2(s.VideoRows[:nCondV], v0) != 0 || relL2(s.AudioRows[:nCondA], a0) != 0 {
+			if testkit.RelL2(s.VideoRows[:nCondV], v0) != 0 || testkit.RelL2(s.AudioRows[:nCondA], a0) != 0 {
 				t.Errorf("step %d moved reference rows", s.Step)
 			}
 		},
@@ -336,7 +324,7 @@ func TestPresetsWork(t *testing.T) {
 			exactV, exactA = res.Latents, res.AudioLatents
 			continue
 		}
-		ev, ea := relL2(res.Latents, exactV), relL2(res.AudioLatents, exactA)
+		ev, ea := testkit.RelL2(res.Latents, exactV), testkit.RelL2(res.AudioLatents, exactA)
 		t.Logf("%-36s forwards %2d blocks %2d  video latents rel-L2 %.3g, audio %.3g", c.name, c.forwards, c.blocks, ev, ea)
 		if c.blocks != 60 && ev == 0 {
 			t.Errorf("%s: skipped work yet identical to the exact path", c.name)
@@ -366,10 +354,10 @@ func TestSeededNoise(t *testing.T) {
 	if !a.Drawn || a.Seed != 42 || a.NoiseSource != "" && a.NoiseSource != "portable" {
 		t.Errorf("result records drawn %v, seed %d, source %q", a.Drawn, a.Seed, a.NoiseSource)
 	}
-	if relL2(again.Latents, a.Latents) != 0 || relL2(again.AudioLatents, a.AudioLatents) != 0 {
+	if testkit.RelL2(again.Latents, a.Latents) != 0 || testkit.RelL2(again.AudioLatents, a.AudioLatents) != 0 {
 		t.Error("the same seed gave different latents")
 	}
-	if relL2(other.Latents, a.Latents) == 0 {
+	if testkit.RelL2(other.Latents, a.Latents) == 0 {
 		t.Error("another seed gave the same latents")
 	}
 }

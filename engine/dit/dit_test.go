@@ -3,6 +3,7 @@ package dit_test
 import (
 	"context"
 	"errors"
+	"h3studio/engine/testkit"
 	"math"
 	"path/filepath"
 	"strings"
@@ -175,19 +176,6 @@ func (r *run) forward(t testing.TB, ctx context.Context, fo dit.ForwardOptions) 
 	return v, a, err
 }
 
-func relL2(got, want []float32) float64 {
-	var num, den float64
-	for i := range want {
-		d := float64(got[i]) - float64(want[i])
-		num += d * d
-		den += float64(want[i]) * float64(want[i])
-	}
-	if den == 0 {
-		return math.Sqrt(num)
-	}
-	return math.Sqrt(num / den)
-}
-
 // TestFixtureParity runs the three dit_* fixtures at float32 (dit-f32
 // oracle) and at the released mixed precision. Metric: rel-L2 of the video
 // and audio velocities. Bounds: 1e-5 (f32), 2e-2 (bf16). Measured (seed-0
@@ -210,7 +198,7 @@ func TestFixtureParity(t *testing.T) {
 					name string
 					got  []float32
 				}{{"out.sample", v}, {"out.audio_sample", a}} {
-					e := relL2(c.got, l.f32(t, p.prefix+"."+c.name))
+					e := testkit.RelL2(c.got, l.f32(t, p.prefix+"."+c.name))
 					t.Logf("%s %s.%s rel-L2 %.3g (bound %g)", f.name, p.prefix, c.name, e, p.bound)
 					if !(e < p.bound) {
 						t.Errorf("%s.%s: rel-L2 %.3g ≥ %g", p.prefix, c.name, e, p.bound)
@@ -294,7 +282,7 @@ func TestSpeedControlWork(t *testing.T) {
 		if d := after.CoreForwards - before.CoreForwards; d != c.core {
 			t.Errorf("%s: %d core forwards, want %d", c.name, d, c.core)
 		}
-		e := relL2(v, exact)
+		e := testkit.RelL2(v, exact)
 		t.Logf("%s: rel-L2 vs exact %.3g", c.name, e)
 		if c.sameAsExact && e != 0 {
 			t.Errorf("%s: differs from the exact forward (rel-L2 %.3g)", c.name, e)
@@ -310,7 +298,7 @@ func TestSpeedControlWork(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e := relL2(v, exact); e > 2e-2 {
+	if e := testkit.RelL2(v, exact); e > 2e-2 {
 		t.Errorf("core reuse on unchanged inputs: rel-L2 %.3g vs exact", e)
 	}
 	if r.m.Counters().Blocks != before.Blocks {
@@ -336,7 +324,7 @@ func TestStreamingMatchesResident(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e := relL2(got, want); e != 0 {
+	if e := testkit.RelL2(got, want); e != 0 {
 		t.Errorf("streaming differs from resident: rel-L2 %.3g", e)
 	}
 	if err := res.m.BindCore(nil); err != nil {
@@ -424,7 +412,7 @@ func TestCompactTables(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e := relL2(got, want); e != 0 {
+	if e := testkit.RelL2(got, want); e != 0 {
 		t.Errorf("compact tables change the output: rel-L2 %.3g", e)
 	}
 	// Drop a row the forward needs.

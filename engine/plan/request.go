@@ -10,8 +10,10 @@ import (
 	"h3studio/engine/denoise"
 	"h3studio/engine/dit"
 	"h3studio/engine/layout"
+	"h3studio/engine/prompt"
 	"h3studio/engine/qwen3vl"
 	"h3studio/engine/safetensors"
+	"h3studio/engine/tokenizer"
 	"h3studio/engine/videovae"
 )
 
@@ -145,4 +147,81 @@ func LoopUsage(cfg dit.Config, l Loop, streaming bool) (u meta.Usage, rows int, 
 		return u, 0, fmt.Errorf("plan: the denoising loop: %w", err)
 	}
 	return mb.Usage(), rows, nil
+}
+
+// Text is a request's text-encoder input as the planner sees it, before
+// any file is decoded.
+type Text struct {
+	Prompt string
+	Task   prompt.Task
+	// Keyframes is the number of FL2VA keyframes, each at Canvas (the model
+	// canvas).
+	Keyframes int
+	Canvas    layout.Canvas
+	// References are the Ref2VA references at the sizes they are encoded at.
+	References []TextReference
+}
+
+// TextReference is one reference of a Text.
+type TextReference struct {
+	Kind          prompt.Kind
+	Width, Height int
+	QwenFrames    int  // normalised 24 fps frames the text encoder samples (videos)
+	Sound         bool // a video's sound track conditions the generation
+}
+
+// TextRows predicts the text encoder's sequence: the prompt's tokens, the
+// labels, and the vision blocks of the keyframes and references at the
+// sizes the processor will give them. It returns the rows and the vision
+// blocks' grids.
+func TextRows(tok *tokenizer.Tokenizer, cfg *qwen3vl.Config, pcfg qwen3vl.ProcessorConfig, factor int, t Text) (int, []qwen3vl.Grid, error) {
+	merge := cfg.Vision.SpatialMergeSize
+	req := prompt.Request{Task: t.Task, Prompt: t.Prompt}
+	var grids []qwen3vl.Grid
+	imageGrid := func(w, h int) (prompt.Grid, error) {
+		hh, ww, err := qwen3vl.SmartResizeImage(h, w, factor, pcfg.Image)
+		if err != nil {
+			return prompt.Grid{}, err
+		}
+		grids = append(grids, qwen3vl.Grid{T: 1, H: hh / (factor / merge), W: ww / (factor / merge)})
+		return prompt.Grid{H: hh / factor, W: ww / factor}, nil
+	}
+	for range t.Keyframes {
+		g, err := imageGrid(t.Canvas.Width, t.Canvas.Height)
+		if err != nil {
+			return 0, nil, err
+		}
+		req.Keyframes = append(req.Keyframes, g)
+	}
+	for _, rp := range t.References {
+		switch rp.Kind {
+		case prompt.Image:
+			g, err := imageGrid(rp.Width, rp.Height)
+			if err != nil {
+				return 0, nil, err
+			}
+			req.References = append(req.References, prompt.Reference{Kind: prompt.Image, Grid: g})
+		case prompt.Audio:
+			req.References = append(req.References, prompt.Reference{Kind: prompt.Audio})
+		default:
+			blocks, err := prompt.SampleVideo(rp.QwenFrames)
+			if err != nil {
+				return 0, nil, err
+			}
+			hh, ww, err := qwen3vl.SmartResizeVideo(2*len(blocks), rp.Height, rp.Width, cfg.Vision.TemporalPatchSize, factor, pcfg.Video, false)
+			if err != nil {
+				return 0, nil, err
+			}
+			for range blocks {
+				grids = append(grids, qwen3vl.Grid{T: 1, H: hh / (factor / merge), W: ww / (factor / merge)})
+			}
+			req.References = append(req.References, prompt.Reference{Kind: prompt.Video, Grid: prompt.Grid{H: hh / factor, W: ww / factor},
+				Blocks: blocks, Soundtrack: rp.Sound})
+		}
+	}
+	pres, err := prompt.Present(tok, req, prompt.Options{EmptyPrompt: prompt.PadEmpty})
+	if err != nil {
+		return 0, nil, err
+	}
+	return pres.Len(), grids, nil
 }

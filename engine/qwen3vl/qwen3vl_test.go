@@ -2,6 +2,7 @@ package qwen3vl
 
 import (
 	"context"
+	"h3studio/engine/testkit"
 	"math"
 	"strings"
 	"testing"
@@ -49,19 +50,6 @@ func caseInput(t *testing.T, p *parity, m *Model, c string) *Input {
 		in.Videos = []VisionInput{vi}
 	}
 	return in
-}
-
-func relL2(got, want []float32) float64 {
-	var n, d float64
-	for i := range want {
-		x := float64(got[i]) - float64(want[i])
-		n += x * x
-		d += float64(want[i]) * float64(want[i])
-	}
-	if d == 0 {
-		return math.Sqrt(n)
-	}
-	return math.Sqrt(n / d)
 }
 
 // encodeTraced runs Encode and keeps every traced tensor (vision traces of
@@ -125,7 +113,7 @@ func TestParity(t *testing.T) {
 					if len(v) != len(want) {
 						t.Fatalf("%s: %d values, want %d", key, len(v), len(want))
 					}
-					e := relL2(v, want)
+					e := testkit.RelL2(v, want)
 					worst = max(worst, e)
 					checked++
 					if !(e < prec.bound) {
@@ -227,7 +215,7 @@ func TestVisionBlocksSeparately(t *testing.T) {
 	}
 	av, _ := compute.ToFloat32(a.Hidden)
 	bv, _ := compute.ToFloat32(b.Hidden)
-	if e := relL2(bv, av); e != 0 {
+	if e := testkit.RelL2(bv, av); e != 0 {
 		t.Fatalf("split video differs: rel-L2 %g", e)
 	}
 }

@@ -2,6 +2,7 @@ package videovae
 
 import (
 	"context"
+	"h3studio/engine/testkit"
 	"math/rand/v2"
 	"testing"
 
@@ -56,6 +57,6 @@ func BenchmarkTilePlans(b *testing.B) {
 		})
 	}
 	if a, f := outs[TileAdaptive], outs[TileFixed]; a != nil && f != nil {
-		b.Logf("512×512×22: rel-L2(adaptive, fixed) = %.3g", relL2(a.Data, f.Data))
+		b.Logf("512×512×22: rel-L2(adaptive, fixed) = %.3g", testkit.RelL2(a.Data, f.Data))
 	}
 }

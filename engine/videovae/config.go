@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"h3studio/engine/safetensors"
 	"h3studio/engine/snapshot"
 )
 
@@ -111,6 +112,23 @@ func ReadConfig(configDir, weightsDir string) (*Config, error) {
 		}
 	}
 	return ParseConfig(path, raw, spath, sraw)
+}
+
+// DecoderFFNHidden reads the decoder's MLP inner width from the first
+// block's ff.w1 header in weightsDir (nothing is bound); 0 when it cannot
+// be read. The original layout's config leaves that width to the weights.
+func DecoderFFNHidden(weightsDir string) int {
+	ck, err := safetensors.OpenDir(weightsDir)
+	if err != nil {
+		return 0
+	}
+	defer ck.Close()
+	for _, n := range []string{"ff.w1", "ff.net.0.proj"} {
+		if info, ok := ck.Info("decoder.transformer_blocks.0." + n + ".weight"); ok && len(info.Shape) == 2 {
+			return info.Shape[0] / 2
+		}
+	}
+	return 0
 }
 
 func class(raw []byte) string {

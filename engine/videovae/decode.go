@@ -377,3 +377,29 @@ func (v *Volume) TimeMajor() []float32 {
 	}
 	return out
 }
+
+// PreviewFrame decodes the middle frame of normalized latents z from the
+// window latents around their middle (a window of a full decode): a
+// representative picture at a fraction of the cost. It returns nil when
+// the decoder yields no frame.
+func (m *Model) PreviewFrame(ctx context.Context, z *Volume, window int) (*image.RGBA, error) {
+	if z.T > window {
+		start := max(0, min(z.T-window, z.T/2-window/2))
+		z = z.Frames(start, start+window)
+	}
+	zd, err := m.Denormalize(z)
+	if err != nil {
+		return nil, err
+	}
+	var frames []Frame
+	if _, err := m.DecodeStream(ctx, zd, nil, func(f Frame) error {
+		frames = append(frames, Frame{Index: f.Index, C: f.C, H: f.H, W: f.W, Data: append([]float32(nil), f.Data...)})
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	if len(frames) == 0 {
+		return nil, nil
+	}
+	return ToRGBA(frames[len(frames)/2]), nil
+}

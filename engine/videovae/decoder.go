@@ -1,8 +1,6 @@
 package videovae
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"math"
 
@@ -159,9 +157,9 @@ func (d *Decoder) rope(b compute.Backend, tw, h, w int) (cos, sin *compute.Tenso
 	half := d.cfg.RotaryDim() / 2
 	S := len(c) / max(half, 1)
 	ct, err := compute.FromFloat32(b, compute.F32, compute.Shape{S, half}, c)
-	try(err)
+	compute.Try(err)
 	st, err := compute.FromFloat32(b, compute.F32, compute.Shape{S, half}, s)
-	try(err)
+	compute.Try(err)
 	for k, v := range d.ropeCache { // keep one geometry resident
 		b.Free(v[0], v[1])
 		delete(d.ropeCache, k)
@@ -189,7 +187,7 @@ func tokens(z *Volume) []float32 {
 // decoder(post_quant_conv(z)). Allocation failures panic with
 // *compute.AllocError (see compute.Recover).
 func (d *Decoder) Forward(b compute.Backend, z *Volume) (out *Volume, err error) {
-	defer catch(&err)
+	defer compute.Recover(&err)
 	cfg := d.cfg
 	if z.C != cfg.LatentChannels {
 		return nil, fmt.Errorf("videovae: decoder input has %d channels, want %d", z.C, cfg.LatentChannels)
@@ -203,7 +201,7 @@ func (d *Decoder) Forward(b compute.Backend, z *Volume) (out *Volume, err error)
 	eps := cfg.DecoderNormEps
 
 	tok := a.New(compute.F32, n, cfg.LatentChannels)
-	try(b.Upload(tok, compute.EncodeFloat32(compute.F32, tokens(z))))
+	compute.Try(b.Upload(tok, compute.EncodeFloat32(compute.F32, tokens(z))))
 	pq := a.New(compute.F32, n, cfg.LatentChannels)
 	d.postQuant.Forward(b, pq, tok)
 	x := a.New(compute.F32, S, D)
@@ -293,33 +291,4 @@ func unpatchify(rows []float32, C, pt, p, T, h, w int) *Volume {
 		}
 	}
 	return o
-}
-
-// failure carries an error out of deep model code to the entry point's catch.
-type failure struct{ err error }
-
-// try panics with a failure when err is set (an upload or download fault).
-func try(err error) {
-	if err != nil {
-		panic(failure{err})
-	}
-}
-
-// catch converts a failure, an *compute.AllocError or a cancellation panic
-// into *err; other panics (bugs) propagate.
-func catch(err *error) {
-	r := recover()
-	if r == nil {
-		return
-	}
-	if f, ok := r.(failure); ok {
-		*err = f.err
-		return
-	}
-	var ae *compute.AllocError
-	if e, ok := r.(error); ok && (errors.As(e, &ae) || errors.Is(e, context.Canceled) || errors.Is(e, context.DeadlineExceeded)) {
-		*err = e
-		return
-	}
-	panic(r)
 }

@@ -212,14 +212,14 @@ func (e *Encoder) Forward(b compute.Backend, x *Volume) (out *Volume, err error)
 // is cancelled (a tile of a reference video takes seconds on the CPU; the
 // cancel must land in well under one).
 func (e *Encoder) ForwardContext(ctx context.Context, b compute.Backend, x *Volume) (out *Volume, err error) {
-	defer catch(&err)
+	defer compute.Recover(&err)
 	if x.C != e.cfg.InChannels {
 		return nil, fmt.Errorf("videovae: encoder input has %d channels, want %d", x.C, e.cfg.InChannels)
 	}
 	r := &encRun{e: e, b: b, a: nn.NewArena(b)}
 	defer r.a.Release()
 	h := r.a.New(compute.F32, x.C, x.T, x.H, x.W)
-	try(b.Upload(h, compute.EncodeFloat32(compute.F32, x.Data)))
+	compute.Try(b.Upload(h, compute.EncodeFloat32(compute.F32, x.Data)))
 	one := [3]int{1, 1, 1}
 	// step replaces h by f(h) and frees the old h.
 	step := func(next *compute.Tensor) {

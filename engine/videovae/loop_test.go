@@ -2,6 +2,7 @@ package videovae
 
 import (
 	"context"
+	"h3studio/engine/testkit"
 	"testing"
 
 	"h3studio/engine/compute/testbackend"
@@ -25,7 +26,7 @@ func TestLoopDecodeToPixels(t *testing.T) {
 		if v.T != want.C || v.C != want.T || v.H != want.H || v.W != want.W {
 			t.Fatalf("%s: decoded [%d %d %d %d] (C,F,H,W), fixture [F,C,H,W] %v", loop, v.C, v.T, v.H, v.W, want.Shape())
 		}
-		e := relL2(v.TimeMajor(), want.Data)
+		e := testkit.RelL2(v.TimeMajor(), want.Data)
 		if !(e < 1e-5) {
 			t.Errorf("%s: out.video rel-L2 %.3g ≥ 1e-5", loop, e)
 		}

@@ -2,7 +2,7 @@ package videovae
 
 import (
 	"context"
-	"math"
+	"h3studio/engine/testkit"
 	"path/filepath"
 	"testing"
 
@@ -69,23 +69,13 @@ func (x fixtureFile) volume(t testing.TB, name string) *Volume {
 	return v
 }
 
-func relL2(got, want []float32) float64 {
-	var num, den float64
-	for i := range want {
-		d := float64(got[i]) - float64(want[i])
-		num += d * d
-		den += float64(want[i]) * float64(want[i])
-	}
-	return math.Sqrt(num / den)
-}
-
 // checkVolume compares shapes and values (rel-L2 bound).
 func checkVolume(t *testing.T, name string, got, want *Volume, bound float64) float64 {
 	t.Helper()
 	if got.C != want.C || got.T != want.T || got.H != want.H || got.W != want.W {
 		t.Fatalf("%s: shape %v, want %v", name, got.Shape(), want.Shape())
 	}
-	e := relL2(got.Data, want.Data)
+	e := testkit.RelL2(got.Data, want.Data)
 	if !(e < bound) {
 		t.Errorf("%s: rel-L2 %.3g ≥ %.0e", name, e, bound)
 	}

@@ -5,8 +5,6 @@ import (
 	"path/filepath"
 
 	"h3studio/engine/audiovae"
-	"h3studio/engine/compute"
-	"h3studio/engine/compute/meta"
 	"h3studio/engine/dit"
 	"h3studio/engine/qwen3vl"
 	"h3studio/engine/safetensors"
@@ -109,7 +107,7 @@ func (s *Session) partitionInfo(part snapshot.Partition) (*partInfo, error) {
 	if pi.dcfg, err = dit.ReadConfig(tr.ConfigDir); err != nil {
 		return nil, s.componentError(tr, "transformer", err)
 	}
-	if err := checkTransformerHeaders(tr.Dir, pi.dcfg); err != nil {
+	if err := dit.CheckCheckpoint(tr.Dir, pi.dcfg); err != nil {
 		return nil, s.componentError(tr, "transformer", err)
 	}
 	if pi.dcfg.TextDim != pi.qcfg.Text.HiddenSize {
@@ -120,16 +118,7 @@ func (s *Session) partitionInfo(part snapshot.Partition) (*partInfo, error) {
 			return nil, s.componentError(c, "video VAE", err)
 		}
 		if pi.vcfg.DecoderFFNHidden == 0 {
-			// The original config leaves the decoder's MLP width to the
-			// weights: read it from the header (nothing is bound).
-			if ck, err := safetensors.OpenDir(c.Dir); err == nil {
-				for _, n := range []string{"ff.w1", "ff.net.0.proj"} {
-					if info, ok := ck.Info("decoder.transformer_blocks.0." + n + ".weight"); ok && len(info.Shape) == 2 {
-						pi.vcfg.DecoderFFNHidden = info.Shape[0] / 2
-					}
-				}
-				ck.Close()
-			}
+			pi.vcfg.DecoderFFNHidden = videovae.DecoderFFNHidden(c.Dir)
 		}
 	}
 	if c := s.snap.Find(part, snapshot.AudioVAE); c != nil {
@@ -139,6 +128,56 @@ func (s *Session) partitionInfo(part snapshot.Partition) (*partInfo, error) {
 	}
 	s.infos[part] = pi
 	return pi, nil
+}
+
+// load resolves the memory mode and loads what the request needs: up
+// front in the resident mode (the text encoder only on a conditioning-cache
+// miss, in encodeText); the streaming mode loads each component when its
+// phase comes and releases it after.
+func (g *generation) load() error {
+	s, p, r, t := g.s, g.p, g.r, g.t
+	g.res = Result{Plan: p, Seed: r.Seed, Frames: r.Frames, Model: s.name}
+	part := snapshot.FL2VA
+	if p.Task == TaskRef2VA {
+		part = snapshot.Ref2VA
+	}
+	mode := s.memoryMode(p)
+	g.res.Plan.Memory = mode
+	if mode == MemoryStreaming && r.Memory != MemoryStreaming {
+		// Auto chose streaming: the predicted peak the result (and the
+		// take record) reports is the streaming one, not the resident one
+		// that did not fit.
+		q := p
+		q.Notes, q.Request.Memory = nil, MemoryStreaming
+		s.predict(&q)
+		g.res.Plan.PeakBytes = q.PeakBytes
+	}
+	m, err := s.partitionModels(part)
+	if err != nil {
+		return err
+	}
+	g.res.ModelID = s.modelID(m)
+	if m.loadedMode != "" && m.loadedMode != mode {
+		m.release() // the weights were bound for the other mode
+	}
+	m.loadedMode = mode
+	g.m, g.mode, g.streaming = m, mode, mode == MemoryStreaming
+
+	loads := []func() error{func() error { return s.loadDiT(m, mode) }}
+	if !g.streaming {
+		loads = append(loads, func() error { return s.loadVideoVAE(m) }, func() error { return s.loadAudioVAE(m) })
+	}
+	t.begin(PhaseLoad, len(loads), "components")
+	for i, load := range loads {
+		if err := g.ctx.Err(); err != nil {
+			return err
+		}
+		if err := load(); err != nil {
+			return err
+		}
+		t.step(i + 1)
+	}
+	return nil
 }
 
 // partitionModels returns the partition's components. Switching partitions
@@ -305,34 +344,3 @@ func (s *Session) ditOptions(mode MemoryMode) dit.Options {
 	}
 	return o
 }
-
-// checkTransformerHeaders checks, from the safetensors headers alone (no
-// weight is mapped), that the transformer's config describes its
-// checkpoint: every tensor of the config's inventory present with its
-// shape, nothing else. Plan runs the model shape-only from the config, so a
-// corrupt config.json (num_layers 100000000, latents_dim 1e8) must be
-// refused here, naming the rule, rather than planned until memory runs out.
-func checkTransformerHeaders(dir string, cfg dit.Config) (err error) {
-	defer compute.Recover(&err)
-	ck, err := safetensors.ValidateDir(dir)
-	if err != nil {
-		return err
-	}
-	defer ck.Close()
-	mb := meta.New()
-	m, err := dit.Open(mb, safetensors.NewBinder("dit", headersOnly{ck}, mb.Weights()), cfg, dit.Options{})
-	if err != nil {
-		return err
-	}
-	m.Close()
-	return nil
-}
-
-// headersOnly is a checkpoint read for its headers: tensors have names,
-// dtypes and shapes but no contents (a Binder over the meta backend then
-// checks a model's inventory without reading any weight).
-type headersOnly struct{ ck *safetensors.Checkpoint }
-
-func (h headersOnly) Info(name string) (safetensors.TensorInfo, bool) { return h.ck.Info(name) }
-func (h headersOnly) Data(string) ([]byte, error)                     { return nil, nil }
-func (h headersOnly) Names() []string                                 { return h.ck.Names() }

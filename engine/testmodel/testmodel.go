@@ -1,4 +1,4 @@
-// Package demo writes H3 Studio's demo checkpoint: a complete MiniMax-H3
+// Package testmodel writes H3 Studio's demo checkpoint: a complete MiniMax-H3
 // snapshot in the released original layout (FL2VA/ and Ref2VA/ partitions,
 // each with transformer/, text_encoder/, tokenizer/, processor/,
 // video_vae/ (+ source/) and audio_vae/, and a model_index.json with the
@@ -25,7 +25,7 @@
 // The checkpoint is written into a temporary folder beside the destination
 // and renamed into place, so a reader never sees a partial one; Ensure
 // creates it in a cache folder on first use.
-package demo
+package testmodel
 
 import (
 	"encoding/json"

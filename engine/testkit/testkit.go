@@ -1,0 +1,30 @@
+// Package testkit holds what the component tests share to compare numbers:
+// the relative L2 error and the largest absolute difference of two
+// vectors, the measures the parity tolerances are stated in.
+package testkit
+
+import "math"
+
+// RelL2 is ‖got − want‖₂ / ‖want‖₂ (the absolute ‖got‖₂ when want is all
+// zeros). got must be at least as long as want.
+func RelL2(got, want []float32) float64 {
+	var num, den float64
+	for i := range want {
+		d := float64(got[i]) - float64(want[i])
+		num += d * d
+		den += float64(want[i]) * float64(want[i])
+	}
+	if den == 0 {
+		return math.Sqrt(num)
+	}
+	return math.Sqrt(num / den)
+}
+
+// MaxAbs is the largest |got[i] − want[i]|.
+func MaxAbs(got, want []float32) float64 {
+	var m float64
+	for i := range want {
+		m = max(m, math.Abs(float64(got[i])-float64(want[i])))
+	}
+	return m
+}
