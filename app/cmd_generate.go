@@ -34,12 +34,15 @@ type generateArgs struct {
 	help      bool
 	req       engine.Request
 	remote    remoteArgs // --server: run the take on a /v1/videos server
+	// promptFile is --prompt-file: the prompt read from a file ("-": stdin).
+	promptFile string
 }
 
 const generateUsage = `usage: h3studio generate -d MODEL_DIR -p PROMPT [-o OUTPUT.mp4] [options]
 
   -d, --model-dir PATH     MiniMax-H3 snapshot folder (or the demo checkpoint)
   -p, --prompt TEXT        the prompt
+      --prompt-file PATH   the prompt read from a file (- for standard input)
   -o, --output PATH        output MP4 (default outputs/h3.mp4; -o '' writes no MP4)
       --width N            output width (default 864; a multiple of 32)
       --height N           output height (default 480; a multiple of 32)
@@ -153,6 +156,8 @@ func parseGenerateArgs(args []string) (generateArgs, error) {
 			err = strFlag(&a.modelDir)
 		case "p", "prompt":
 			err = strFlag(&r.Prompt)
+		case "prompt-file":
+			err = strFlag(&a.promptFile)
 		case "o", "output":
 			err = strFlag(&a.output)
 		case "width":
@@ -312,7 +317,15 @@ func runGenerate(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "h3studio generate: -d MODEL_DIR is required\n\n%s", generateUsage)
 		return 2
 	}
+	if err := readPromptFile(&a, os.Stdin); err != nil {
+		fmt.Fprintf(stderr, "h3studio generate: %v\n", err)
+		return 2
+	}
 	if err := checkOutputs(a); err != nil {
+		fmt.Fprintf(stderr, "h3studio generate: %v\n", err)
+		return 2
+	}
+	if err := checkOutputSafety(a); err != nil {
 		fmt.Fprintf(stderr, "h3studio generate: %v\n", err)
 		return 2
 	}

@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"h3studio/engine"
 	"h3studio/engine/envconfig"
@@ -20,30 +23,7 @@ func generate(ctx context.Context, a generateArgs, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "h3studio generate: %v\n", err)
 		return 2
 	}
-	b, err := openBackend(a.backend, stderr)
-	if err != nil {
-		fmt.Fprintf(stderr, "h3studio generate: %v\n", err)
-		return 2
-	}
-	defer b.Close()
-	s, err := engine.Open(engine.Options{ModelDir: a.modelDir, Backend: b, Memory: a.req.Memory, Quant: a.quant, StreamVideoDecoder: a.ssd, Oracles: oracles, ProfileForwards: a.profile, RatesFile: ratesFile()})
-	if err != nil {
-		fmt.Fprintf(stderr, "h3studio generate: %v\n", err)
-		return 1
-	}
-	defer s.Close()
-	plan, err := s.Plan(a.req)
-	if err != nil {
-		fmt.Fprintf(stderr, "h3studio generate: %v\n", err)
-		if engine.IsRequestError(err) {
-			return 2
-		}
-		return 1
-	}
-	for _, n := range plan.Notes {
-		fmt.Fprintf(stderr, "note: %s\n", n)
-	}
-	out, err := openSinks(a, plan)
+	out, err := openSinks(a)
 	if err != nil {
 		fmt.Fprintf(stderr, "h3studio generate: %v\n", err)
 		if errors.Is(err, errNoOutput) {
@@ -51,22 +31,45 @@ func generate(ctx context.Context, a generateArgs, stdout, stderr io.Writer) int
 		}
 		return 1
 	}
+	// Until publish, every output is staged: any failure or a cancel
+	// discards them all, and the message can say nothing was written.
+	failed := func(code int, format string, args ...any) int {
+		out.sink.Abort()
+		out.stage.discard()
+		fmt.Fprintf(stderr, "h3studio generate: "+format+"\n", args...)
+		return code
+	}
+	b, err := openBackend(a.backend, stderr)
+	if err != nil {
+		return failed(2, "%v", err)
+	}
+	defer b.Close()
+	s, err := engine.Open(engine.Options{ModelDir: a.modelDir, Backend: b, Memory: a.req.Memory, Quant: a.quant, StreamVideoDecoder: a.ssd, Oracles: oracles, ProfileForwards: a.profile, RatesFile: ratesFile()})
+	if err != nil {
+		return failed(1, "%v", err)
+	}
+	defer s.Close()
+	plan, err := s.Plan(a.req)
+	if err != nil {
+		if engine.IsRequestError(err) {
+			return failed(2, "%v", err)
+		}
+		return failed(1, "%v", err)
+	}
+	for _, n := range plan.Notes {
+		fmt.Fprintf(stderr, "note: %s\n", n)
+	}
 	outputs := out.paths
 	pp := newProgressPrinter(stderr)
 	res, err := s.Generate(ctx, plan.Request, out.sink, pp.Event)
 	pp.Finish()
-	if err != nil {
-		out.removeCreated()
-		switch {
-		case ctx.Err() != nil || errors.Is(err, context.Canceled):
-			fmt.Fprintln(stderr, "h3studio generate: cancelled; nothing was written")
-			return 130
-		case engine.IsRequestError(err):
-			fmt.Fprintf(stderr, "h3studio generate: %v\n", err)
-			return 2
-		}
-		fmt.Fprintf(stderr, "h3studio generate: %v\n", err)
-		return 1
+	switch {
+	case ctx.Err() != nil || errors.Is(err, context.Canceled):
+		return failed(130, "cancelled; nothing was written")
+	case err != nil && engine.IsRequestError(err):
+		return failed(2, "%v", err)
+	case err != nil:
+		return failed(1, "%v", err)
 	}
 	printLoRAs(stderr, res.LoRAs)
 	modelDir := a.modelDir
@@ -81,11 +84,12 @@ func generate(ctx context.Context, a generateArgs, stdout, stderr io.Writer) int
 		// there by an earlier take would otherwise sit beside these.
 		sides = append(sides, filepath.Join(a.framesDir, take.File))
 	}
-	for _, side := range sides {
-		if err := take.Write(side, sc); err != nil {
-			fmt.Fprintf(stderr, "h3studio generate: %v\n", err)
-			return 1
-		}
+	// Publishing is a few renames; an interrupt now would leave part of
+	// the take, so it is not interruptible.
+	signal.Ignore(os.Interrupt, syscall.SIGTERM)
+	if err := out.publish(sides, sc); err != nil {
+		fmt.Fprintf(stderr, "h3studio generate: %v\n", err)
+		return 1
 	}
 	for _, k := range []string{"video", "frames", "audio"} {
 		if p := outputs[k]; p != "" {
@@ -94,6 +98,9 @@ func generate(ctx context.Context, a generateArgs, stdout, stderr io.Writer) int
 	}
 	for _, side := range sides {
 		fmt.Fprintf(stderr, "wrote %s\n", side)
+	}
+	if ctx.Err() != nil {
+		fmt.Fprintln(stderr, "note: the interrupt came while the finished take was being saved; the take was kept whole")
 	}
 	if a.profile {
 		printProfile(stdout, res)

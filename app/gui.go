@@ -113,6 +113,9 @@ func runGUI(args []string, stdout, stderr io.Writer) int {
 	if libNotice != "" {
 		s.Notify(studio.Warn, libNotice)
 	}
+	if prefs.problem != "" {
+		s.Notify(studio.Warn, prefs.problem)
+	}
 	switch {
 	case prefs.Settings != nil && !firstStart:
 		s.SetSettings(*prefs.Settings)
@@ -125,18 +128,15 @@ func runGUI(args []string, stdout, stderr io.Writer) int {
 	if !prefs.existed {
 		prefs.save() // the next start is not a first start
 	}
+	s.ForgetHistory()
+	// The draft is saved as it changes, not only at a clean quit.
+	saver := newDraftSaver(prefs, draftSaveDelay)
+	stopSaving := s.Subscribe(func() { saver.changed(s.Snapshot().Draft) })
 
 	a.Lifecycle().SetOnStopped(func() {
 		win.Stop()
-		d := s.Snapshot().Draft
-		st, saved := d.Settings, d.Saved()
-		prefs.mu.Lock()
-		prefs.Settings, prefs.Draft = &st, &saved
-		if saved.Empty() {
-			prefs.Draft = nil
-		}
-		prefs.mu.Unlock()
-		prefs.save()
+		stopSaving()
+		saver.close(s.Snapshot().Draft)
 		api.stop()
 		s.Close()
 	})
@@ -151,9 +151,13 @@ func runGUI(args []string, stdout, stderr io.Writer) int {
 
 // openLibrary opens the library folder: the command line's, else the one
 // chosen in Settings…, else ~/Movies/H3 Studio. A chosen folder that can't
-// be opened (an external disk that is not connected) does not stop the
-// app: the default library is used for this run, the notice says so, and
-// the choice stays in the settings for the next start.
+// be opened does not stop the app: the default library is used for this
+// run, the notice says so, and the choice stays in the settings for the
+// next start. A chosen folder that is gone is never made again: on a disk
+// that is not connected its path is an empty mount point, and a library
+// made there would hide the real one. When not even the default can be
+// made (a read-only home, ~/Movies a file), a temporary library is used
+// for the run, and the notice says where and how to choose another.
 func openLibrary(cmdline, chosen, def string) (lib *studio.Library, notice string, err error) {
 	dir := cmdline
 	if dir == "" {
@@ -162,16 +166,40 @@ func openLibrary(cmdline, chosen, def string) (lib *studio.Library, notice strin
 	if dir == "" {
 		dir = def
 	}
-	lib, err = studio.OpenLibrary(dir, nil)
-	if err == nil || dir == def || cmdline != "" {
+	if cmdline != "" {
+		lib, err = studio.OpenLibrary(dir, nil)
 		return lib, "", err
 	}
-	lib, derr := studio.OpenLibrary(def, nil)
-	if derr != nil {
+	var why string
+	if dir == chosen && dir != def {
+		if _, serr := os.Stat(dir); errors.Is(serr, os.ErrNotExist) {
+			why = fmt.Sprintf("The library folder %s can't be found (moved, or its disk is not connected); it was not made again.", dir)
+		} else if lib, err = studio.OpenLibrary(dir, nil); err == nil {
+			return lib, "", nil
+		} else {
+			why = fmt.Sprintf("The library folder %s can't be opened (%s).", dir, errorCause(err))
+		}
+		lib, derr := studio.OpenLibrary(def, nil)
+		if derr == nil {
+			return lib, why + fmt.Sprintf(" Takes are saved in %s for now. Connect its disk and restart, or choose another folder in Settings….", def), nil
+		}
+		err, dir = derr, def
+	} else if lib, err = studio.OpenLibrary(dir, nil); err == nil {
+		return lib, "", nil
+	}
+	tmp, terr := os.MkdirTemp("", "H3 Studio Library-")
+	if terr != nil {
 		return nil, "", err
 	}
-	return lib, fmt.Sprintf("The library folder %s can't be opened (%s), so takes are saved in %s for now. Connect its disk and restart, or choose another folder in Settings….",
-		dir, errorCause(err), def), nil
+	if lib, terr = studio.OpenLibrary(tmp, nil); terr != nil {
+		return nil, "", err
+	}
+	if why == "" {
+		why = fmt.Sprintf("The library folder %s can't be made (%s).", dir, errorCause(err))
+	} else {
+		why += fmt.Sprintf(" The default library %s can't be made either (%s).", dir, errorCause(err))
+	}
+	return lib, why + fmt.Sprintf(" Takes are kept in the temporary folder %s for this run only: choose a library folder in Settings… to keep them.", tmp), nil
 }
 
 // missingModelNotice says why a remembered model folder is not used ("" when

@@ -2,10 +2,12 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
 
+	"h3studio/engine/atomicfile"
 	"h3studio/ui/studio"
 )
 
@@ -31,6 +33,9 @@ type prefs struct {
 	mu      sync.Mutex
 	path    string
 	existed bool
+	// problem says what was wrong with settings.json at start ("" when
+	// nothing), for a notice.
+	problem string
 }
 
 func loadPrefs() *prefs {
@@ -45,10 +50,16 @@ func loadPrefs() *prefs {
 		return p
 	}
 	p.existed = true
-	if json.Unmarshal(b, p) != nil {
-		// A damaged file is kept aside, not lost.
-		os.Rename(p.path, p.path+".damaged")
+	if err := json.Unmarshal(b, p); err != nil {
+		// A damaged file is kept aside, not lost, and the user is told.
+		aside := p.path + ".damaged"
 		*p = prefs{path: p.path}
+		if rerr := os.Rename(p.path, aside); rerr != nil {
+			p.path = "" // never overwrite what could not be kept aside
+			p.problem = fmt.Sprintf("The settings file %s is damaged (%v) and can't be moved aside (%v): the defaults are used, and nothing is saved over it this run.", aside[:len(aside)-len(".damaged")], err, errorCause(rerr))
+		} else {
+			p.problem = fmt.Sprintf("The settings file was damaged (%v): it is kept as %s, and the defaults are used (the model, library and last draft are not remembered). Choose them again, or repair that file, put it back as settings.json and restart.", err, aside)
+		}
 	}
 	return p
 }
@@ -67,7 +78,8 @@ func (p *prefs) SetLibraryDir(dir string) {
 	p.save()
 }
 
-// save writes settings.json atomically.
+// save writes settings.json atomically (synced, then renamed), so a
+// crash or kill at any moment leaves the old file or the new one.
 func (p *prefs) save() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -79,9 +91,7 @@ func (p *prefs) save() {
 		return
 	}
 	os.MkdirAll(filepath.Dir(p.path), 0o755)
-	tmp := p.path + ".tmp"
-	if os.WriteFile(tmp, b, 0o644) == nil {
-		os.Rename(tmp, p.path)
+	if atomicfile.WriteFile(p.path, b) == nil {
+		p.existed = true
 	}
-	p.existed = true
 }

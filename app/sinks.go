@@ -2,75 +2,68 @@ package main
 
 import (
 	"errors"
-	"fmt"
-	"os"
 	"path/filepath"
 
-	"h3studio/engine"
 	"h3studio/engine/media"
+	"h3studio/engine/take"
 )
 
 // outputs is what a generate command writes: the media sink fanning out to
-// every requested file, and the paths it will produce once closed.
+// every requested file, staged (takeStage) until the take is complete.
 type outputs struct {
 	sink  media.Sink
-	paths map[string]string // "video", "frames", "audio" → path
-	// created lists the folders openSinks made for the outputs; a failed
-	// or cancelled generation removes them again when they stayed empty.
-	created []string
+	paths map[string]string // "video", "frames", "audio" → final path
+	stage *takeStage
+	// staged maps each final path to where it is written meanwhile.
+	staged map[string]string
 }
 
 // openSinks builds the outputs a generate command asked for, from package
 // media's sinks: the MP4 (unless the output is empty), the PNG frame sequence
-// (--frames-dir, frame-00001.png …) and the WAV (--wav). Each writes under a
-// temporary name and appears only when the generation finishes; nothing is
-// left behind on failure or cancellation.
-func openSinks(a generateArgs, p engine.Plan) (*outputs, error) {
-	o := &outputs{paths: map[string]string{}}
+// (--frames-dir, frame-00001.png …) and the WAV (--wav). Each is written into
+// a staging folder beside its destination; publish moves them, with the take
+// record, into place together. Nothing is left behind on failure or
+// cancellation (discard).
+func openSinks(a generateArgs) (*outputs, error) {
 	if a.output == "" && a.framesDir == "" && a.wav == "" {
 		return nil, errNoOutput
 	}
+	o := &outputs{paths: map[string]string{}, stage: newTakeStage(), staged: map[string]string{}}
 	var sinks []media.Sink
 	fail := func(err error) (*outputs, error) {
 		for _, s := range sinks {
 			s.Abort()
 		}
-		o.removeCreated()
+		o.stage.discard()
 		return nil, err
 	}
-	if a.output != "" {
-		if err := o.ensureDir(filepath.Dir(a.output)); err != nil {
-			return fail(err)
-		}
-		s, err := media.NewMP4Sink(a.output, media.MP4Options{})
+	open := func(kind, final string, mk func(string) (media.Sink, error)) error {
+		p, err := o.stage.stagedPath(final)
 		if err != nil {
-			return fail(err)
+			return err
+		}
+		s, err := mk(p)
+		if err != nil {
+			return err
 		}
 		sinks = append(sinks, s)
-		o.paths["video"] = a.output
+		o.paths[kind], o.staged[final] = final, p
+		return nil
+	}
+	if a.output != "" {
+		if err := open("video", a.output, func(p string) (media.Sink, error) { return media.NewMP4Sink(p, media.MP4Options{}) }); err != nil {
+			return fail(err)
+		}
 	}
 	if a.framesDir != "" {
-		_, statErr := os.Stat(a.framesDir)
-		s, err := media.NewFrameSink(a.framesDir)
-		if err != nil {
+		if err := open("frames", filepath.Clean(a.framesDir), media.NewFrameSink); err != nil {
 			return fail(err)
 		}
-		if os.IsNotExist(statErr) {
-			o.created = append(o.created, a.framesDir)
-		}
-		sinks = append(sinks, s)
-		o.paths["frames"] = a.framesDir
 	}
 	if a.wav != "" {
-		if err := o.ensureDir(filepath.Dir(a.wav)); err != nil {
+		if err := open("audio", a.wav, func(p string) (media.Sink, error) { return media.NewWAVSink(p, media.PCM16) }); err != nil {
 			return fail(err)
 		}
-		s, err := media.NewWAVSink(a.wav, media.PCM16)
-		if err != nil {
-			return fail(err)
-		}
-		sinks = append(sinks, s)
-		o.paths["audio"] = a.wav
 	}
 	if len(sinks) == 1 {
 		o.sink = sinks[0]
@@ -80,56 +73,41 @@ func openSinks(a generateArgs, p engine.Plan) (*outputs, error) {
 	return o, nil
 }
 
+// publish writes the take record(s) into the staging folders and moves
+// every output into place together.
+func (o *outputs) publish(records []string, sc take.Record) error {
+	fail := func(err error) error {
+		o.stage.discard()
+		return err
+	}
+	var later []stageItem // the take records beside the files, published last
+	for _, rec := range records {
+		var p string
+		if fr := o.paths["frames"]; fr != "" && filepath.Dir(rec) == fr {
+			p = filepath.Join(o.staged[fr], filepath.Base(rec)) // moves with the folder
+		} else {
+			var err error
+			if p, err = o.stage.stagedPath(rec); err != nil {
+				return fail(err)
+			}
+			later = append(later, stageItem{staged: p, final: rec})
+		}
+		if err := take.Write(p, sc); err != nil {
+			return fail(err)
+		}
+	}
+	for _, kind := range []string{"video", "audio"} {
+		if f := o.paths[kind]; f != "" {
+			o.stage.add(o.staged[f], f)
+		}
+	}
+	if fr := o.paths["frames"]; fr != "" {
+		if err := o.stage.addFramesFolder(o.staged[fr], fr); err != nil {
+			return fail(err)
+		}
+	}
+	o.stage.items = append(o.stage.items, later...)
+	return o.stage.publish()
+}
+
 var errNoOutput = errors.New("nothing to write: -o '' needs --frames-dir or --wav")
-
-// ensureDir creates dir (and its parents) when missing, remembering the
-// topmost folder it made.
-func (o *outputs) ensureDir(dir string) error {
-	if dir == "" || dir == "." {
-		return nil
-	}
-	if st, err := os.Stat(dir); err == nil {
-		if !st.IsDir() {
-			return fmt.Errorf("%s exists and is not a folder", dir)
-		}
-		return nil
-	}
-	top := dir
-	for {
-		parent := filepath.Dir(top)
-		if parent == top {
-			break
-		}
-		if _, err := os.Stat(parent); err == nil {
-			break
-		}
-		top = parent
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("cannot create %s: %w", dir, err)
-	}
-	o.created = append(o.created, top)
-	return nil
-}
-
-// removeCreated removes the folders openSinks created, where they are
-// still empty (os.Remove refuses a folder with anything in it).
-func (o *outputs) removeCreated() {
-	for i := len(o.created) - 1; i >= 0; i-- {
-		// Walk down-up: remove empty leaves first.
-		removeEmptyTree(o.created[i])
-	}
-}
-
-func removeEmptyTree(dir string) {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return
-	}
-	for _, e := range entries {
-		if e.IsDir() {
-			removeEmptyTree(filepath.Join(dir, e.Name()))
-		}
-	}
-	os.Remove(dir)
-}

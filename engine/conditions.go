@@ -80,7 +80,7 @@ func (g *generation) prepareConditions() error {
 		g.t.begin(PhaseReferences, conditionUnits(g.p), "frames")
 		c, err := s.prepareConditions(g.ctx, m, g.p, g.t.step)
 		if err != nil {
-			return err
+			return asInputError(err)
 		}
 		g.cond = c
 		g.t.step(g.t.total) // the plan counted video frames from the file's header

@@ -169,6 +169,7 @@ type predictionKey struct {
 	shifts                        [2]float64
 	loras                         string // each LoRA's path, strength and alpha
 	tokenReduction                bool
+	preview                       bool
 	memory                        MemoryMode
 	anchors                       int
 	refImageSize                  string
@@ -180,7 +181,7 @@ type predictionKey struct {
 func newPredictionKey(p *Plan) predictionKey {
 	r := p.Request
 	k := predictionKey{task: p.Task, prompt: r.Prompt, width: r.Width, height: r.Height, rw: r.RenderWidth, rh: r.RenderHeight, frames: r.Frames,
-		controls: [4]int{r.Steps, r.Reuse, r.Layers, r.CoreReuse}, tokenReduction: r.TokenReduction, memory: r.Memory,
+		controls: [4]int{r.Steps, r.Reuse, r.Layers, r.CoreReuse}, tokenReduction: r.TokenReduction, preview: r.Preview, memory: r.Memory,
 		anchors: len(p.anchors()), refImageSize: string(r.RefImageSize), refVideoCanvas: string(r.RefVideoCanvas), nrefs: len(p.References)}
 	copy(k.refs[:], p.References)
 	k.shifts = [2]float64{r.VideoShift, r.AudioShift}
@@ -297,6 +298,9 @@ func (s *Session) predictWork(pi *partInfo, p *Plan) (workPlan, error) {
 	w.peak = pr.Peak
 	w.work[PhaseText] = pr.TextFLOPs
 	w.work[PhaseDenoise] = pr.DenoiseFLOPs
+	if pf, err := previewDecodeFLOPs(pi.vcfg, p); err == nil {
+		w.work[PhaseDenoise] += pf
+	}
 	if pi.vcfg != nil {
 		w.work[PhaseVideoDecode] = pr.VideoDecodeFLOPs
 	}

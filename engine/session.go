@@ -252,7 +252,7 @@ func (s *Session) Generate(ctx context.Context, r Request, out media.Sink, progr
 	s.counters.Generations.Add(1)
 	s.forwards = dit.ProfileSummary{}
 	t := newTracker(s.opts.Backend, progress, s.newEstimate(p))
-	res, err := s.run(ctx, p, out, t)
+	res, err := s.runCatchingFaults(ctx, p, out, t)
 	if err == nil {
 		if cerr := ctx.Err(); cerr != nil {
 			err = cerr

@@ -43,9 +43,16 @@ const (
 type RequestError struct {
 	Field string // e.g. "width", "frames", "references[2]"
 	Rule  string // e.g. "must be a multiple of 32 (allowed: 32..1344)"
+	Err   error  // the cause, when an input file could not be used
 }
 
+// Unwrap returns the cause.
+func (e *RequestError) Unwrap() error { return e.Err }
+
 func (e *RequestError) Error() string {
+	if e.Rule == "" {
+		return "engine: invalid request: " + e.Field
+	}
 	return fmt.Sprintf("engine: invalid request: %s %s", e.Field, e.Rule)
 }
 

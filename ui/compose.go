@@ -30,7 +30,7 @@ type compose struct {
 	updating bool // applying state: widget callbacks must not write back
 
 	task       *widgets.Badge
-	prompt     *widget.Entry
+	prompt     *promptEntry
 	builder    *widget.Button
 	promptMsgs *fyne.Container
 
@@ -45,6 +45,7 @@ type compose struct {
 	refCount *widget.Label
 
 	canvasSel, qualitySel, memorySel *widget.Select
+	refSize                          *refSizeControl
 	lengthSel                        *widget.SelectEntry
 	qualityNote                      *widget.Label
 	loras                            *loraPanel
@@ -75,8 +76,7 @@ func newCompose(w *Window) *compose {
 	s := w.s
 
 	c.task = widgets.NewBadge("T2VA", widgets.PictureColor)
-	c.prompt = widget.NewMultiLineEntry()
-	c.prompt.Wrapping = fyne.TextWrapWord
+	c.prompt = newPromptEntry(s.SetPrompt, s.Undo, s.Redo)
 	c.prompt.SetMinRowsVisible(6)
 	c.prompt.SetPlaceHolder("Describe the clip: who and what, where, what happens, the camera, the light, and the sound…")
 	c.prompt.OnChanged = func(t string) {
@@ -253,6 +253,7 @@ func newCompose(w *Window) *compose {
 	)
 	c.advanced = widget.NewAccordion(widget.NewAccordionItem("Advanced", container.NewVBox(adv, c.advNote, container.NewHBox(spacer(), reset))))
 	c.settingsMsgs = container.NewVBox()
+	c.refSize = newRefSizeControl(c)
 
 	settings := widget.NewForm(
 		widget.NewFormItem("Canvas", c.canvasSel),
@@ -261,6 +262,7 @@ func newCompose(w *Window) *compose {
 		widget.NewFormItem("Turbo", container.NewVBox(c.loras.turbo, c.loras.turboNote)),
 		widget.NewFormItem("Seed", container.NewBorder(nil, nil, nil, c.dice, c.seed)),
 		widget.NewFormItem("Memory", c.memorySel),
+		widget.NewFormItem("References", container.NewVBox(c.refSize.sel, c.refSize.cost)),
 	)
 
 	c.generate = widget.NewButtonWithIcon("Generate", theme.MediaPlayIcon(), c.doGenerate)
@@ -467,6 +469,7 @@ func (c *compose) apply(sn studio.Snapshot) {
 			c.memorySel.SetSelected(m.label)
 		}
 	}
+	c.refSize.refresh(st)
 	if v, err := strconv.Atoi(strings.TrimSpace(c.steps.Text)); (err != nil && focused != c.steps) || (err == nil && v != st.Speed.Steps) {
 		c.steps.SetText(strconv.Itoa(st.Speed.Steps))
 	}

@@ -5,7 +5,6 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/driver/desktop"
-	"fyne.io/fyne/v2/widget"
 
 	"h3studio/ui/studio"
 )
@@ -32,6 +31,7 @@ func shortcutList() [][2]string {
 		{"Home  End", "first / last frame"},
 		{generateKey, "generate (queues while a take runs)"},
 		{cmdKey + ".", "cancel the running take"},
+		{cmdKey + "Z  ⇧" + cmdKey + "Z", "undo / redo a draft change"},
 		{cmdKey + "E", "export the take as MP4"},
 		{"Shift+" + cmdKey + "E", "export the timeline's sequence as one MP4"},
 		{"J  K  L", "timeline: back 1 s / pause / play"},
@@ -73,9 +73,10 @@ func (w *Window) mainMenu() *fyne.MainMenu {
 		}),
 	)
 	edit := fyne.NewMenu("Edit",
-		&fyne.MenuItem{Label: "Undo Draft Change", Action: s.Undo},
 		&fyne.MenuItem{Label: "Undo", Action: w.undoEdit, Shortcut: &fyne.ShortcutUndo{}},
 		&fyne.MenuItem{Label: "Redo", Action: w.redoEdit, Shortcut: &fyne.ShortcutRedo{}},
+		&fyne.MenuItem{Label: "Undo Draft Change", Action: s.Undo},
+		&fyne.MenuItem{Label: "Redo Draft Change", Action: s.Redo},
 		fyne.NewMenuItemSeparator(),
 		&fyne.MenuItem{Label: "Cut", Action: func() { w.editShortcut(&fyne.ShortcutCut{Clipboard: fyne.CurrentApp().Clipboard()}) }, Shortcut: &fyne.ShortcutCut{}},
 		&fyne.MenuItem{Label: "Copy", Action: func() { w.editShortcut(&fyne.ShortcutCopy{Clipboard: fyne.CurrentApp().Clipboard()}) }, Shortcut: &fyne.ShortcutCopy{}},
@@ -112,8 +113,10 @@ func (w *Window) mainMenu() *fyne.MainMenu {
 
 // undoEdit and redoEdit are Edit ▸ Undo and Redo: the focused text field's
 // own undo when one has the focus, else the timeline's.
+// undoEdit is Edit ▸ Undo: a focused text field undoes itself (the prompt
+// entry through the draft's history), anything else the timeline.
 func (w *Window) undoEdit() {
-	if _, ok := w.win.Canvas().Focused().(*widget.Entry); ok {
+	if _, ok := w.win.Canvas().Focused().(fyne.Shortcutable); ok {
 		w.editShortcut(&fyne.ShortcutUndo{})
 		return
 	}
@@ -121,7 +124,7 @@ func (w *Window) undoEdit() {
 }
 
 func (w *Window) redoEdit() {
-	if _, ok := w.win.Canvas().Focused().(*widget.Entry); ok {
+	if _, ok := w.win.Canvas().Focused().(fyne.Shortcutable); ok {
 		w.editShortcut(&fyne.ShortcutRedo{})
 		return
 	}
@@ -137,6 +140,8 @@ func (w *Window) editShortcut(sc fyne.Shortcut) {
 
 func (w *Window) addShortcuts() {
 	c := w.win.Canvas()
+	c.AddShortcut(&fyne.ShortcutUndo{}, func(fyne.Shortcut) { w.s.Undo() })
+	c.AddShortcut(&fyne.ShortcutRedo{}, func(fyne.Shortcut) { w.s.Redo() })
 	c.AddShortcut(shortcut(fyne.KeyReturn, cmd), func(fyne.Shortcut) { w.compose.doGenerate() })
 	c.AddShortcut(shortcut(fyne.KeyEnter, cmd), func(fyne.Shortcut) { w.compose.doGenerate() })
 	c.AddShortcut(shortcut(fyne.KeyE, cmd), func(fyne.Shortcut) { w.exportMP4() })

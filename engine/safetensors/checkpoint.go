@@ -329,14 +329,18 @@ func parallel(n int, fn func(i int)) {
 	}
 	var next atomic.Int64
 	var wg sync.WaitGroup
+	fwd := NewForwardPanic()
 	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer fwd.Recover()
+			fwd.Start()
 			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
 				fn(i)
 			}
 		}()
 	}
 	wg.Wait()
+	fwd.Repanic()
 }

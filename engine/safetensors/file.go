@@ -82,6 +82,7 @@ func Open(path string) (*File, error) {
 		return nil, fmt.Errorf("safetensors: map %s: %w", path, err)
 	}
 	f.data, f.unmap = data, unmap
+	registerMapping(path, data)
 	// The file may have changed between the header read and the mapping.
 	if len(h.Tensors) > 0 && int64(len(f.data)) < h.Tensors[len(h.Tensors)-1].End {
 		f.Close()
@@ -104,6 +105,7 @@ func (f *File) Close() error {
 	for _, hm := range hms {
 		hm.UnmapHost(f.data)
 	}
+	unregisterMapping(f.data)
 	err := f.unmap()
 	f.unmap, f.data = nil, nil
 	return err

@@ -147,7 +147,7 @@ func (m *Model) encodeClip(ctx context.Context, x *Volume, tp TilePlan, prog *Pr
 			if err := ctx.Err(); err != nil {
 				return nil, fmt.Errorf("videovae: encode stopped after %d of %d tiles: %w", prog.Done, prog.Total, err)
 			}
-			mo, err := m.enc.Forward(m.b, x.Box(0, x.T, y0, y0+tp.Y.Tile, x0, x0+tp.X.Tile))
+			mo, err := m.enc.ForwardContext(ctx, m.b, x.Box(0, x.T, y0, y0+tp.Y.Tile, x0, x0+tp.X.Tile))
 			if err != nil {
 				return nil, fmt.Errorf("videovae: encode clip %d tile %d: %w", prog.Window, prog.Tile+1, err)
 			}

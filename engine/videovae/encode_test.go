@@ -188,3 +188,29 @@ func TestEncodeProgressCancelAndBadInput(t *testing.T) {
 		}
 	}
 }
+
+// countdownCtx is a context that reports Canceled from its n-th Err call.
+type countdownCtx struct {
+	context.Context
+	n int
+}
+
+func (c *countdownCtx) Err() error {
+	c.n--
+	if c.n <= 0 {
+		return context.Canceled
+	}
+	return nil
+}
+
+// TestEncodeCancelsInsideATile: a cancel lands inside a tile's forward
+// (between residual blocks), not only between tiles: one tile of a
+// reference video takes seconds on the CPU.
+func TestEncodeCancelsInsideATile(t *testing.T) {
+	m := openConfig(t, encoderTestConfig())
+	x := randomVolume(3, 1, 16, 16, 2) // one tile
+	ctx := &countdownCtx{Context: context.Background(), n: 2}
+	if _, err := m.EncodeMoments(ctx, x, nil); !errors.Is(err, context.Canceled) {
+		t.Fatalf("a cancel during the only tile: %v, want context.Canceled", err)
+	}
+}

@@ -1,6 +1,7 @@
 package videovae
 
 import (
+	"context"
 	"fmt"
 
 	"h3studio/engine/compute"
@@ -204,6 +205,13 @@ func (r *encRun) linear1x1(x *compute.Tensor, l nn.Linear) *compute.Tensor {
 // Forward encodes one pixel tile x [3, T, H, W] into moments
 // [48, T', H/16, W/16]. Allocation failures panic (see catch).
 func (e *Encoder) Forward(b compute.Backend, x *Volume) (out *Volume, err error) {
+	return e.ForwardContext(context.Background(), b, x)
+}
+
+// ForwardContext is Forward that stops at the next residual block once ctx
+// is cancelled (a tile of a reference video takes seconds on the CPU; the
+// cancel must land in well under one).
+func (e *Encoder) ForwardContext(ctx context.Context, b compute.Backend, x *Volume) (out *Volume, err error) {
 	defer compute.Recover(&err)
 	if x.C != e.cfg.InChannels {
 		return nil, fmt.Errorf("videovae: encoder input has %d channels, want %d", x.C, e.cfg.InChannels)
@@ -221,6 +229,9 @@ func (e *Encoder) Forward(b compute.Backend, x *Volume) (out *Volume, err error)
 	step(r.causalConv(h, e.convIn, 1, one))
 	for _, lv := range e.levels {
 		for _, rn := range lv.resnets {
+			if err := ctx.Err(); err != nil {
+				return nil, fmt.Errorf("videovae: encoder stopped: %w", err)
+			}
 			t := r.normSiLU(h, &rn.norm1)
 			t2 := r.causalConv(t, rn.conv1, 1, one)
 			r.drop(t)

@@ -158,8 +158,9 @@ func (d Draft) Request() engine.Request {
 		TokenReduction: s.Speed.TokenReduction,
 		RenderWidth:    rw, RenderHeight: rh,
 		First: d.First.Path, Last: d.Last.Path,
-		Memory:  s.Memory,
-		Preview: s.Preview,
+		Memory:       s.Memory,
+		Preview:      s.Preview,
+		RefImageSize: s.RefImageSize, RefVideoCanvas: s.RefVideoCanvas,
 	}
 	for _, ref := range d.References {
 		r.References = append(r.References, engine.Reference{Kind: ref.EngineKind(), Path: ref.Media.Path, Audio: ref.Sound.Path})

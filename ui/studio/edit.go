@@ -50,6 +50,7 @@ func (s *Studio) afterEditLocked(before Draft) {
 		d.Prompt = s.renumber(d.Prompt, before, *d)
 		d.Prompt = s.builder.SyncAlignment(d.Prompt, !d.First.Empty(), !d.Last.Empty(), d.Settings.Frames)
 	}
+	s.recordLocked(before)
 	s.draftVer++
 	s.changedLocked()
 	s.schedulePlanLocked()
@@ -62,9 +63,10 @@ func (s *Studio) afterEdit() {
 }
 
 // renumber keeps reference labels in a prompt in step with the list:
-// labels of moved references are renamed, the label lines of removed ones
-// dropped (their other mentions become "[removed: file]"), and a Ref2VA
-// prompt gets a line for every new reference.
+// labels of moved references are renamed, the bare label lines of removed
+// ones dropped (their mentions, and the label of a line the user wrote
+// about them, become "[removed: file]": prose is never deleted), and a
+// Ref2VA prompt gets a line for every new reference.
 func (s *Studio) renumber(prompt string, before, after Draft) string {
 	oldL, newL := Labels(before.References), Labels(after.References)
 	newByID := map[int]string{}
@@ -101,8 +103,10 @@ func removedMarks(from map[string]string) []string {
 	return r
 }
 
-// DropLabelLines removes the label lines of the given labels from a Ref2VA
-// prompt's label sections.
+// DropLabelLines removes the bare label lines (a label with nothing the
+// user wrote after it) of the given labels from a Ref2VA prompt's label
+// sections. A line that describes the reference keeps its text: renumber
+// marks its label "[removed: file]", and Undo brings the reference back.
 func (b *Builder) DropLabelLines(prompt string, labels []string) string {
 	if b.Template(prompt) != &b.Ref {
 		return prompt
@@ -118,8 +122,8 @@ func (b *Builder) DropLabelLines(prompt string, labels []string) string {
 		}
 		var keep []string
 		for _, line := range strings.Split(sec.Fields[f.Name], "\n") {
-			if l, ok := leadingLabel(line); ok && gone[l] {
-				continue
+			if l, ok := leadingLabel(line); ok && gone[l] && !hasProse(line, f.LabelLine, f.AudioLabelLine) {
+				continue // a bare label line the studio wrote
 			}
 			keep = append(keep, line)
 		}
@@ -128,14 +132,39 @@ func (b *Builder) DropLabelLines(prompt string, labels []string) string {
 	return Join(sec, b.Ref)
 }
 
-// SetPrompt replaces the prompt text.
+// hasProse reports whether a label line holds text after its label other
+// than a starter the studio writes there (starters).
+func hasProse(line string, starters ...string) bool {
+	t := strings.TrimSpace(line)
+	if m := refTagRE.FindStringIndex(t); m != nil && m[0] == 0 {
+		t = t[m[1]:]
+	}
+	bare := func(s string) string { return strings.Trim(s, " \t:-–—,.;") }
+	t = bare(t)
+	for _, st := range starters {
+		if t == bare(st) {
+			return false
+		}
+	}
+	return t != ""
+}
+
+// SetPrompt replaces the prompt text. A text over MaxPromptRunes is cut
+// there, its whole text kept in the library's CutPromptFolder, and a notice
+// says so.
 func (s *Studio) SetPrompt(p string) {
 	s.mu.Lock()
+	if bounded, cut := boundPrompt(p); cut {
+		s.keepCutPromptLocked(p)
+		p = bounded
+	}
 	if s.draft.Prompt == p {
 		s.mu.Unlock()
 		return
 	}
+	before := s.draft.Clone()
 	s.draft.Prompt = p
+	s.recordLocked(before)
 	s.draftVer++
 	s.changedLocked()
 	s.schedulePlanLocked()
@@ -427,7 +456,6 @@ func (s *Studio) ApplyTemplate(name string) {
 		t = s.builder.Base
 	}
 	before := s.draft.Clone()
-	s.undo = &before
 	s.draft.Prompt = Structure(s.draft.Prompt, t)
 	s.draft.KeepLabels = true
 	s.afterEditLocked(before)
@@ -442,7 +470,6 @@ func (s *Studio) ApplyExample(i int) {
 	}
 	s.mu.Lock()
 	before := s.draft.Clone()
-	s.undo = &before
 	s.draft.Prompt = s.builder.Examples[i].Prompt
 	s.afterEditLocked(before)
 	s.noticeLocked(Info, "The prompt now holds the example “"+s.builder.Examples[i].Title+"”.", "Undo")
@@ -454,7 +481,6 @@ func (s *Studio) ApplyExample(i int) {
 func (s *Studio) replaceDraft(d Draft, msg string) {
 	s.mu.Lock()
 	before := s.draft.Clone()
-	s.undo = &before
 	for i := range d.References {
 		if d.References[i].ID == 0 {
 			s.nextRefID++
@@ -462,33 +488,10 @@ func (s *Studio) replaceDraft(d Draft, msg string) {
 		}
 	}
 	s.draft = d
+	s.recordLocked(before)
 	s.afterEditLocked(d) // labels are already in step
 	if msg != "" {
 		s.noticeLocked(Info, msg, "Undo")
-	}
-	s.mu.Unlock()
-	s.afterEdit()
-}
-
-// Undo restores the draft that the last replacement (chain, example,
-// template, settings of a take) overwrote.
-func (s *Studio) Undo() {
-	s.mu.Lock()
-	if s.undo == nil {
-		s.mu.Unlock()
-		return
-	}
-	d := *s.undo
-	s.undo = nil
-	s.draft = d
-	s.draftVer++
-	s.changedLocked()
-	s.schedulePlanLocked()
-	s.scheduleProbesLocked()
-	for i := len(s.notices) - 1; i >= 0; i-- {
-		if s.notices[i].Action == "Undo" {
-			s.notices = append(s.notices[:i:i], s.notices[i+1:]...)
-		}
 	}
 	s.mu.Unlock()
 	s.afterEdit()
@@ -660,6 +663,9 @@ func (s *Studio) SetLibrary(dir string) error {
 			s.viewer = Viewer{}
 		}
 	})
+	if s.libWatch != nil {
+		s.libWatch.follow(lib.Dir)
+	}
 	s.opts.Go(s.loadLibrary)
 	return nil
 }

@@ -12,7 +12,7 @@ import (
 // ExportMP4 copies a take's video to dst (in the background; a notice says
 // how it went).
 func (s *Studio) ExportMP4(id, dst string) {
-	s.export(id, func(t Take) (string, error) {
+	s.export(id, dst, func(t Take) (string, error) {
 		if !t.Has(VideoFile) {
 			removeEmpty(dst)
 			return "", errors.New("this take has no MP4: it was made by a build without an MP4 writer (the frames and the sound are in its folder)")
@@ -27,7 +27,7 @@ func (s *Studio) ExportMP4(id, dst string) {
 
 // ExportAudio copies a take's sound (WAV) to dst.
 func (s *Studio) ExportAudio(id, dst string) {
-	s.export(id, func(t Take) (string, error) {
+	s.export(id, dst, func(t Take) (string, error) {
 		if !t.Has(AudioFile) {
 			removeEmpty(dst)
 			return "", errors.New("this take has no sound")
@@ -46,7 +46,12 @@ func (s *Studio) ExportAudio(id, dst string) {
 // part-way (a full disk) removes the frames it wrote, so no partial set is
 // left behind.
 func (s *Studio) ExportFrames(id, dir string) {
-	s.export(id, func(t Take) (msg string, err error) {
+	s.export(id, dir, func(t Take) (msg string, err error) {
+		if n := framesIn(dir); n > 0 {
+			// Never replace frames the export did not write (and never
+			// remove them when a later frame fails).
+			return "", fmt.Errorf("%s already holds %d frame files (frame-00001.png …): choose an empty folder; nothing was written", filepath.Base(dir), n)
+		}
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return "", err
 		}
@@ -119,13 +124,17 @@ func removeEmpty(path string) {
 	}
 }
 
-func (s *Studio) export(id string, fn func(Take) (string, error)) {
+func (s *Studio) export(id, dst string, fn func(Take) (string, error)) {
 	t, ok := s.take(id)
 	if !ok {
 		s.Notify(Warn, "Choose a take in the library first.")
 		return
 	}
 	s.opts.Go(func() {
+		if s.takeGone(t) {
+			removeEmpty(dst)
+			return
+		}
 		msg, err := fn(t)
 		if err != nil {
 			if errors.Is(err, ErrDiskFull) {
@@ -137,4 +146,10 @@ func (s *Studio) export(id string, fn func(Take) (string, error)) {
 		}
 		s.Notify(Info, msg)
 	})
+}
+
+// framesIn counts the frame-NNNNN.png files in dir.
+func framesIn(dir string) int {
+	m, _ := filepath.Glob(filepath.Join(dir, "frame-[0-9][0-9][0-9][0-9][0-9].png"))
+	return len(m)
 }

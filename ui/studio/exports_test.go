@@ -85,6 +85,22 @@ func TestExports(t *testing.T) {
 		t.Errorf("frame 22: %v %v", err, img)
 	}
 
+	// Frames into a folder that already holds frames (the user's, or an
+	// earlier export): refused, nothing replaced.
+	mine := filepath.Join(out, "mine")
+	os.MkdirAll(mine, 0o755)
+	os.WriteFile(filepath.Join(mine, "frame-00001.png"), []byte("my drawing"), 0o644)
+	e.s.ExportFrames(take.ID, mine)
+	if n := lastNotice(); n.Level != studio.Fail || !strings.Contains(n.Text, "already holds 1 frame") {
+		t.Errorf("export over frames: notice %+v", n)
+	}
+	if b, _ := os.ReadFile(filepath.Join(mine, "frame-00001.png")); string(b) != "my drawing" {
+		t.Error("an export replaced a frame the user had")
+	}
+	if ents, _ := os.ReadDir(mine); len(ents) != 1 {
+		t.Errorf("the refused export wrote %d files", len(ents)-1)
+	}
+
 	// Sound onto a full disk: the dialog's empty file goes, an earlier
 	// export is kept.
 	restore := studio.SetCreateFile(func(string) (io.WriteCloser, error) { return &fullDisk{}, nil })

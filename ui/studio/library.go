@@ -212,12 +212,34 @@ func readMeta(dir string) (TakeMeta, error) {
 	return take.Read(filepath.Join(dir, TakeMetaFile))
 }
 
+// maxThumbSide and maxThumbBytes bound the thumbnail a take folder may
+// hold: the studio writes ≤ 320 px; a larger one (a file replaced by hand,
+// a damaged folder) is not decoded, so listing the library stays fast and
+// small whatever its folders hold.
+const (
+	maxThumbSide  = 1024
+	maxThumbBytes = 4 << 20
+)
+
+// loadThumb reads a take's thumbnail, or nil when it is missing, damaged
+// or larger than a thumbnail (judged from the file size and the PNG
+// header, before decoding). It runs on a worker, never the UI thread.
 func loadThumb(dir string) image.Image {
 	f, err := os.Open(filepath.Join(dir, ThumbFile))
 	if err != nil {
 		return nil
 	}
 	defer f.Close()
+	if st, err := f.Stat(); err != nil || st.Size() > maxThumbBytes {
+		return nil
+	}
+	cfg, err := png.DecodeConfig(f)
+	if err != nil || cfg.Width > maxThumbSide || cfg.Height > maxThumbSide {
+		return nil
+	}
+	if _, err := f.Seek(0, 0); err != nil {
+		return nil
+	}
 	img, err := png.Decode(f)
 	if err != nil {
 		return nil

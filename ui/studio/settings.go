@@ -192,19 +192,24 @@ func roughFactor(f float64) string {
 	return fmt.Sprintf("%.0f", math.Round(f))
 }
 
-// Qualities are the presets, slowest first. Default is h3.c's exact
-// 20-step path; Reference is the slow 50-step comparison; Fast and Preview
-// trade detail (and, for Preview, composition) for time, using the controls
-// h3.c's README measures.
+// Qualities are the presets, slowest first, with the names and notes the
+// studio shows. Their controls are the engine's one table of presets
+// (engine.Presets), the same the command line's --preset uses, so a take
+// made with "Preview" here is the take `h3studio generate --preset
+// preview` makes; a take records the preset's name and its values.
 var Qualities = []Quality{
-	{Preset: engine.PresetReference, Name: "Reference", Note: "50 steps on the exact path, for comparisons",
-		Speed: Speed{Steps: 50, Reuse: 1, Layers: 50, CoreReuse: 1, RenderScale: 1}},
-	{Preset: engine.PresetDefault, Name: "Default", Note: "20 steps on the exact path",
-		Speed: Speed{Steps: 20, Reuse: 1, Layers: 50, CoreReuse: 1, RenderScale: 1}},
-	{Preset: engine.PresetFast, Name: "Fast", Note: "small changes in detail",
-		Speed: Speed{Steps: 20, Reuse: 2, Layers: 45, CoreReuse: 1, TokenReduction: true, RenderScale: 1}},
-	{Preset: engine.PresetPreview, Name: "Preview", Note: "may change composition",
-		Speed: Speed{Steps: 10, Reuse: 1, Layers: 45, CoreReuse: 1, RenderScale: 0.75}},
+	{Preset: engine.PresetReference, Name: "Reference", Note: "50 steps on the exact path, for comparisons", Speed: presetSpeed(engine.PresetReference)},
+	{Preset: engine.PresetDefault, Name: "Default", Note: "20 steps on the exact path", Speed: presetSpeed(engine.PresetDefault)},
+	{Preset: engine.PresetFast, Name: "Fast", Note: "small changes in detail", Speed: presetSpeed(engine.PresetFast)},
+	{Preset: engine.PresetPreview, Name: "Preview", Note: "may change composition", Speed: presetSpeed(engine.PresetPreview)},
+}
+
+// presetSpeed is a preset's controls from engine.Presets; Layers counts
+// the released model's 50 blocks (scaled for another depth by the engine).
+func presetSpeed(p engine.Preset) Speed {
+	ps := engine.Presets[p]
+	return Speed{Steps: ps.Steps, Reuse: ps.Reuse, CoreReuse: ps.CoreReuse,
+		Layers: int(math.Round(float64(engine.MaxLayers) * ps.LayersFraction)), RenderScale: 1}
 }
 
 // QualityOf returns a preset's description (Default when unknown).
@@ -286,6 +291,10 @@ type Settings struct {
 	// (0: off).
 	LoRAs []LoRAChoice `json:"loras,omitempty"`
 	Turbo int          `json:"turbo,omitempty"`
+	// RefImageSize and RefVideoCanvas size Ref2VA picture and video
+	// references (RefSizes lists them with their cost).
+	RefImageSize   media.RefImagePolicy `json:"ref_image_size,omitempty"`
+	RefVideoCanvas media.RefVideoPolicy `json:"ref_video_canvas,omitempty"`
 }
 
 // DefaultSettings: 16:9 at 768p, 5.17 s, Default quality, seed 42, memory
@@ -309,6 +318,9 @@ func DemoSettings() Settings {
 	s.Frames = MinFrames
 	s = s.WithQuality(engine.PresetPreview)
 	s.Speed.RenderScale = 1
+	// References sized to the tiny canvas: the reference sizes (a 2048-px
+	// picture, a 768-class video canvas) took minutes on the demo.
+	s.RefImageSize, s.RefVideoCanvas = media.RefImageMatch, media.RefVideoH3C
 	return s
 }
 

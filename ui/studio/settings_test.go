@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"h3studio/engine"
+	"h3studio/engine/media"
 )
 
 func TestAlignFrames(t *testing.T) {
@@ -111,5 +112,42 @@ func TestQualities(t *testing.T) {
 	}
 	if s.WithQuality(engine.PresetDefault).Custom() {
 		t.Error("WithQuality did not reset the controls")
+	}
+}
+
+// TestOnePresetTable: the studio's qualities are the engine's presets
+// (the command line's --preset): the same steps, reuse, core reuse and
+// blocks for every name.
+func TestOnePresetTable(t *testing.T) {
+	for _, q := range Qualities {
+		ps, ok := engine.Presets[q.Preset]
+		if !ok {
+			t.Fatalf("%s is not an engine preset", q.Preset)
+		}
+		if q.Speed.Steps != ps.Steps || q.Speed.Reuse != ps.Reuse || q.Speed.CoreReuse != ps.CoreReuse ||
+			q.Speed.Layers != int(float64(engine.MaxLayers)*ps.LayersFraction+0.5) || q.Speed.RenderScale != 1 {
+			t.Errorf("%s: studio %+v, engine %+v", q.Name, q.Speed, ps)
+		}
+	}
+	if len(Qualities) != len(engine.Presets) {
+		t.Errorf("%d studio qualities, %d engine presets", len(Qualities), len(engine.Presets))
+	}
+}
+
+// TestDemoSizesReferencesToTheCanvas: the demo settings size references to
+// the tiny canvas (a reference-size picture took minutes on the demo), the
+// choice reaches the engine request, and SetRefSize changes it.
+func TestDemoSizesReferencesToTheCanvas(t *testing.T) {
+	d := NewDraft()
+	d.Settings = DemoSettings()
+	if rs := RefSizeOf(d.Settings); rs.Image != media.RefImageMatch || rs.Video != media.RefVideoH3C {
+		t.Errorf("demo reference size %+v", rs)
+	}
+	r := d.Request()
+	if r.RefImageSize != media.RefImageMatch || r.RefVideoCanvas != media.RefVideoH3C {
+		t.Errorf("request %q %q", r.RefImageSize, r.RefVideoCanvas)
+	}
+	if RefSizeOf(DefaultSettings()).Name != RefSizes[0].Name {
+		t.Error("the default is not the reference size")
 	}
 }

@@ -105,7 +105,7 @@ type Studio struct {
 	pending bool // a notification task is queued
 
 	draft     Draft
-	undo      *Draft
+	hist      history
 	draftVer  uint64
 	nextRefID int
 
@@ -137,6 +137,7 @@ type Studio struct {
 	probeQueue  []string       // paths waiting for a probe slot
 	probeActive int            // probes running (at most maxProbes)
 	watch       *watcher
+	libWatch    *libWatcher // nil when not watching
 	closed      bool
 
 	sampleWanted bool // RenderSampleTake: queue the sample take when the demo is ready
@@ -219,6 +220,10 @@ func New(o Options) (*Studio, error) {
 			return nil, err
 		}
 		s.watch = w
+		if lw, err := newLibWatcher(o.WatchDelay, s.RefreshLibrary); err == nil {
+			s.libWatch = lw
+			lw.follow(o.Library.Dir)
+		}
 	}
 	s.opts.Go(s.loadLibrary)
 	return s, nil
@@ -300,6 +305,7 @@ type Snapshot struct {
 	CanGenerate bool
 	Why         string
 	CanUndo     bool
+	CanRedo     bool
 
 	Plan      *engine.Plan // the engine's plan for the draft; nil when none
 	Estimates map[engine.Preset]time.Duration
@@ -326,8 +332,8 @@ func (s *Studio) Snapshot() Snapshot {
 	d := s.draft.Clone()
 	sn := Snapshot{
 		Version: s.version, Draft: d, Task: d.Task(), Labels: Labels(d.References),
-		CanUndo: s.undo != nil,
-		Model:   s.model, Device: s.opts.Device,
+		CanUndo: len(s.hist.past) > 0, CanRedo: len(s.hist.future) > 0,
+		Model: s.model, Device: s.opts.Device,
 		Takes: append([]Take(nil), s.takes...), LibraryLoaded: s.libLoaded, LibraryDir: s.lib.Dir,
 		Viewer: s.viewer, Notices: append([]Notice(nil), s.notices...),
 		Estimates: map[engine.Preset]time.Duration{},
@@ -440,6 +446,14 @@ func (s *Studio) Notify(level NoticeLevel, text string) {
 }
 
 func (s *Studio) noticeLocked(level NoticeLevel, text, action string) {
+	// The same message again replaces the one shown (moved to the end)
+	// instead of stacking a duplicate.
+	for i, n := range s.notices {
+		if n.Level == level && n.Text == text && n.Action == action {
+			s.notices = append(s.notices[:i:i], s.notices[i+1:]...)
+			break
+		}
+	}
 	s.nextNotice++
 	s.notices = append(s.notices, Notice{ID: s.nextNotice, Level: level, Text: text, Action: action, Time: s.opts.Now()})
 	if level == Info && action == "" && s.opts.InfoNoticeLife > 0 {
@@ -487,6 +501,9 @@ func (s *Studio) Close() {
 	s.stop()
 	if w != nil {
 		w.close()
+	}
+	if s.libWatch != nil {
+		s.libWatch.close()
 	}
 	s.notify()
 }

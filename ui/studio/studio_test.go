@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -54,6 +55,9 @@ type env struct {
 	lib  string
 	in   string
 	wake chan struct{}
+	// skew moves the studio's clock ahead (nanoseconds), for tests of
+	// what depends on time passing.
+	skew atomic.Int64
 }
 
 // newEnv makes a studio over the fake engine with a fresh library. With
@@ -69,7 +73,8 @@ func newEnv(t *testing.T, o fakeengine.Options, async bool) *env {
 		t.Fatal(err)
 	}
 	e.eng = fakeengine.New(o)
-	opts := studio.Options{Engine: e.eng, Library: lib, AppVersion: "test", Device: "test device", Go: e.x.Go}
+	opts := studio.Options{Engine: e.eng, Library: lib, AppVersion: "test", Device: "test device", Go: e.x.Go,
+		Now: func() time.Time { return time.Now().Add(time.Duration(e.skew.Load())) }}
 	if async {
 		opts.Go = nil
 	}
@@ -204,7 +209,7 @@ func TestGenerateSavesTake(t *testing.T) {
 	}
 	if m.Prompt != "A red fox walks through fresh snow." || m.Frames != 22 || m.Width != 256 || m.Seed != 42 ||
 		m.Model.Engine != fakeengine.Name || m.Model.Version != fakeengine.ModelID || m.App.Version != "test" || m.App.Device == "" || m.Task != engine.TaskT2VA ||
-		m.SampleRate != 32000 || m.Channels != 2 || m.Timings[engine.PhaseDenoise] < 0 || m.Settings.Steps != 10 {
+		m.SampleRate != 32000 || m.Channels != 2 || m.Timings[engine.PhaseDenoise] < 0 || m.Settings.Steps != engine.Presets[engine.PresetPreview].Steps {
 		t.Errorf("take.json = %s", b)
 	}
 	if len(sn.Takes) != 1 || sn.Takes[0].ID != takes[0] || sn.Takes[0].Thumb == nil {
@@ -452,11 +457,13 @@ func TestReferencesRelabelPrompt(t *testing.T) {
 	if !strings.Contains(sn.Draft.Prompt, "<Picture 1> is \n<Picture 2> is the red card.") {
 		t.Errorf("reorder did not renumber:\n%s", sn.Draft.Prompt)
 	}
-	// Removing the red card drops its lines and renumbers.
+	// Removing the red card drops its bare lines and renumbers; the
+	// description the user wrote stays, its label marked.
 	e.s.RemoveReference(sn.Draft.References[1].ID)
 	sn = e.settle(func(sn studio.Snapshot) bool { return len(sn.Draft.References) == 2 })
-	if strings.Contains(sn.Draft.Prompt, "red card") || strings.Contains(sn.Draft.Prompt, "<Picture 2>") {
-		t.Errorf("removal left lines:\n%s", sn.Draft.Prompt)
+	if !strings.Contains(sn.Draft.Prompt, "[removed: a.png] is the red card.") || strings.Contains(sn.Draft.Prompt, "<Picture 2>") ||
+		strings.Contains(sn.Draft.Prompt, "[removed: a.png]: fully_preserved") {
+		t.Errorf("removal:\n%s", sn.Draft.Prompt)
 	}
 	if sn.Task != engine.TaskRef2VA {
 		t.Errorf("task %s", sn.Task)

@@ -100,15 +100,20 @@ func (s *Studio) loadLibrary() {
 			s.noticeLocked(Fail, "The library can't be read: "+err.Error(), "")
 			return
 		}
-		// Keep takes committed while listing.
+		// Keep takes committed while listing; a take whose folder is
+		// gone (moved away, deleted outside the app) leaves the list.
 		seen := map[string]bool{}
 		for _, t := range takes {
 			seen[t.ID] = true
 		}
 		for _, t := range s.takes {
-			if !seen[t.ID] {
+			if !seen[t.ID] && dirExists(t.Dir) {
 				takes = append([]Take{t}, takes...)
 			}
+		}
+		if t, _, ok := s.takeLocked(s.viewer.TakeID); ok && !seen[t.ID] && !dirExists(t.Dir) {
+			s.viewerSeq++
+			s.viewer = Viewer{} // the take shown is gone
 		}
 		s.takes = takes
 		defer s.maybeSampleLocked()
@@ -382,6 +387,9 @@ func (s *Studio) Chain(id string) {
 	cur := s.draft.Clone()
 	s.mu.Unlock()
 	if !ok {
+		return
+	}
+	if s.takeGone(t) {
 		return
 	}
 	last := filepath.Join(t.Dir, LastFile)

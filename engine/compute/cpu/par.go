@@ -1,6 +1,9 @@
 package cpu
 
-import "sync"
+import (
+	"runtime/debug"
+	"sync"
+)
 
 // parallel runs fn over [0, n) split into contiguous chunks of at least grain
 // items on up to b.threads goroutines. Each index is handled exactly once;
@@ -22,6 +25,17 @@ func (b *Backend) parallel(n, grain int, fn func(lo, hi int)) {
 		return
 	}
 	chunk := (n + workers - 1) / workers
+	// Weights may be views of a mapped file: a worker inherits the
+	// caller's debug.SetPanicOnFault, and a panic in a worker (a fault on
+	// a weight file that changed under the run, or any other) is raised
+	// again on the caller, where the engine's entry point recovers it,
+	// instead of ending the process from an unrecovered goroutine.
+	onFault := debug.SetPanicOnFault(false)
+	debug.SetPanicOnFault(onFault)
+	var (
+		mu       sync.Mutex
+		panicked any
+	)
 	var wg sync.WaitGroup
 	for lo := 0; lo < n; lo += chunk {
 		hi := lo + chunk
@@ -31,8 +45,23 @@ func (b *Backend) parallel(n, grain int, fn func(lo, hi int)) {
 		wg.Add(1)
 		go func(lo, hi int) {
 			defer wg.Done()
+			defer func() {
+				if r := recover(); r != nil {
+					mu.Lock()
+					if panicked == nil {
+						panicked = r
+					}
+					mu.Unlock()
+				}
+			}()
+			if onFault {
+				debug.SetPanicOnFault(true)
+			}
 			fn(lo, hi)
 		}(lo, hi)
 	}
 	wg.Wait()
+	if panicked != nil {
+		panic(panicked)
+	}
 }

@@ -1,0 +1,118 @@
+package studio_test
+
+import (
+	"image/color"
+	"strings"
+	"testing"
+	"time"
+
+	"h3studio/ui/studio"
+	"h3studio/ui/studio/fakeengine"
+)
+
+// TestUndoIsAHistory: every change to the draft is a step of a history
+// that Undo walks back and Redo forward, nothing typed or added after a
+// replacement is lost, typing in one burst is one step, and a new change
+// after Undo starts a new branch.
+func TestUndoIsAHistory(t *testing.T) {
+	e := newEnv(t, fakeengine.Options{}, false)
+	pause := func() { e.skew.Add(int64(2 * time.Second)) }
+	s := e.s
+	s.SetPrompt("A")
+	s.SetPrompt("A red")
+	s.SetPrompt("A red fox") // one burst of typing: one step
+	pause()
+	s.ApplyExample(0) // a replacement
+	example := s.Snapshot().Draft.Prompt
+	pause()
+	s.SetPrompt(example + " At dusk.") // typed after the replacement
+	pause()
+	s.AddReferences([]string{e.png("a.png", color.RGBA{200, 0, 0, 255})})
+	s.SetSeed(77)
+	steps := []func(string) bool{
+		func(p string) bool {
+			return s.Snapshot().Draft.Settings.Seed != 77 && len(s.Snapshot().Draft.References) == 1
+		},
+		func(p string) bool { return len(s.Snapshot().Draft.References) == 0 && p == example+" At dusk." },
+		func(p string) bool { return p == example },
+		func(p string) bool { return p == "A red fox" },
+		func(p string) bool { return p == "" },
+	}
+	for i, ok := range steps {
+		s.Undo()
+		if p := s.Snapshot().Draft.Prompt; !ok(p) {
+			t.Fatalf("undo %d: prompt %q, %d references", i+1, p, len(s.Snapshot().Draft.References))
+		}
+	}
+	if s.Snapshot().CanUndo || !s.Snapshot().CanRedo {
+		t.Error("at the start of the history: CanUndo or not CanRedo")
+	}
+	for range steps {
+		s.Redo()
+	}
+	if sn := s.Snapshot(); sn.Draft.Settings.Seed != 77 || len(sn.Draft.References) != 1 || !strings.HasSuffix(sn.Draft.Prompt, "At dusk.") || sn.CanRedo {
+		t.Errorf("redo all: seed %d, %d references, prompt %q", sn.Draft.Settings.Seed, len(sn.Draft.References), sn.Draft.Prompt)
+	}
+	s.Undo()
+	s.SetPrompt("another branch")
+	if s.Snapshot().CanRedo {
+		t.Error("a new change after Undo kept the redo steps")
+	}
+}
+
+// TestRemovingAReferenceKeepsProse: removing references drops only the
+// bare label lines the studio wrote; a line the user wrote about a removed
+// reference keeps its text (its label marked), the other labels are
+// renumbered, and Undo brings back the reference and the prompt.
+func TestRemovingAReferenceKeepsProse(t *testing.T) {
+	e := newEnv(t, fakeengine.Options{}, false)
+	s := e.s
+	s.AddReferences([]string{e.png("a.png", color.RGBA{200, 0, 0, 255}), e.png("b.png", color.RGBA{0, 200, 0, 255}), e.png("c.png", color.RGBA{0, 0, 200, 255})})
+	s.ApplyTemplate("ref2va")
+	sn := e.s.Snapshot()
+	if !strings.Contains(sn.Draft.Prompt, "<Picture 1>") || !strings.Contains(sn.Draft.Prompt, "<Picture 3>") {
+		t.Fatalf("no label lines: %q", sn.Draft.Prompt)
+	}
+	// The user describes Picture 1 and Picture 3.
+	p := strings.Replace(sn.Draft.Prompt, "<Picture 1>", "<Picture 1> is the red lantern on the desk", 1)
+	p = strings.Replace(p, "<Picture 3>", "<Picture 3> is the blue sea", 1)
+	s.SetPrompt(p)
+	written := s.Snapshot().Draft.Prompt
+	e.skew.Add(int64(2 * time.Second))
+	s.RemoveReference(s.Snapshot().Draft.References[0].ID)
+	got := s.Snapshot().Draft.Prompt
+	if !strings.Contains(got, "the red lantern on the desk") || !strings.Contains(got, "the blue sea") {
+		t.Errorf("removing Picture 1 deleted prose:\n%s", got)
+	}
+	if !strings.Contains(got, "<Picture 2> is the blue sea") || strings.Contains(got, "<Picture 3>") {
+		t.Errorf("labels not renumbered:\n%s", got)
+	}
+	if !strings.Contains(got, "[removed: a.png] is the red lantern") || strings.Count(got, "[removed: a.png]") != 1 {
+		t.Errorf("the removed reference's line is not marked, or its bare lines stayed:\n%s", got)
+	}
+	s.ClearReferences()
+	if got := s.Snapshot().Draft.Prompt; !strings.Contains(got, "the blue sea") || !strings.Contains(got, "the red lantern") {
+		t.Errorf("Clear References deleted prose:\n%s", got)
+	}
+	s.Undo()
+	s.Undo()
+	if sn := s.Snapshot(); sn.Draft.Prompt != written || len(sn.Draft.References) != 3 {
+		t.Errorf("undo: %d references, prompt\n%s\nwant\n%s", len(sn.Draft.References), sn.Draft.Prompt, written)
+	}
+}
+
+// TestSameNoticeIsNotStacked: a message given twice is shown once.
+func TestSameNoticeIsNotStacked(t *testing.T) {
+	e := newEnv(t, fakeengine.Options{}, false)
+	e.s.Notify(studio.Warn, "The disk is full.")
+	e.s.Notify(studio.Warn, "The disk is full.")
+	n := 0
+	for _, x := range e.s.Snapshot().Notices {
+		if x.Text == "The disk is full." {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("the notice is shown %d times", n)
+	}
+}
