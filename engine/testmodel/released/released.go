@@ -222,6 +222,11 @@ func (w *writer) videoVAE(pd string, cfgs map[string]any) error {
 	if err != nil {
 		return fmt.Errorf("released: %w", err)
 	}
+	if c.DecoderFFNHidden == 0 {
+		// The original config does not spell the ViT decoder's MLP width (Load reads it from ff.w1's
+		// shape): the release's is FeedForward's default, 4 × the attention width.
+		c.DecoderFFNHidden = 4 * c.Dim()
+	}
 	if err := w.json(pd, "video_vae/config.json", wrapper); err != nil {
 		return err
 	}
@@ -290,7 +295,21 @@ func (w *writer) linkShared(pd string) error {
 	return nil
 }
 
+// checkShapes refuses an inventory with an empty tensor: a config field the
+// inventory needs was left unset.
+func checkShapes(where string, inv safetensors.Inventory) error {
+	for _, s := range inv {
+		if s.Shape.NumElements() == 0 {
+			return fmt.Errorf("released: %s: tensor %s has shape %v (a config field the inventory needs is unset)", where, s.Name, s.Shape)
+		}
+	}
+	return nil
+}
+
 func (w *writer) sharded(dir string, inv safetensors.Inventory, seed uint64) error {
+	if err := checkShapes(dir, inv); err != nil {
+		return err
+	}
 	entries, err := inv.StreamEntries(seed, w.o.Workers)
 	if err != nil {
 		return fmt.Errorf("released: %s: %w", dir, err)
@@ -306,6 +325,9 @@ func (w *writer) sharded(dir string, inv safetensors.Inventory, seed uint64) err
 }
 
 func (w *writer) single(path string, inv safetensors.Inventory, seed uint64) error {
+	if err := checkShapes(path, inv); err != nil {
+		return err
+	}
 	entries, err := inv.StreamEntries(seed, w.o.Workers)
 	if err != nil {
 		return fmt.Errorf("released: %s: %w", path, err)
