@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
-	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -21,35 +20,7 @@ func (s Spec) Values(seed uint64) []float32 {
 	h := fnv.New64a()
 	h.Write([]byte(s.Name))
 	rng := rand.New(rand.NewPCG(seed, h.Sum64()))
-	scale := float64(s.Init.Scale)
-	if s.Init.Kind == InitNormal && scale == 0 {
-		fanIn := 1
-		for _, d := range s.Shape[min(1, len(s.Shape)):] {
-			fanIn *= d
-		}
-		scale = 1 / math.Sqrt(float64(max(fanIn, 1)))
-	}
-	switch s.Init.Kind {
-	case InitNormal:
-		for i := range v {
-			v[i] = float32(scale * rng.NormFloat64())
-		}
-	case InitOnes:
-		for i := range v {
-			v[i] = float32(1 + scale*rng.NormFloat64())
-		}
-	case InitConst:
-		for i := range v {
-			v[i] = s.Init.Scale
-		}
-	case InitValues:
-		copy(v, s.Init.Values)
-	case InitUniform:
-		lo, hi := float64(s.Init.Lo), float64(s.Init.Hi)
-		for i := range v {
-			v[i] = float32(lo + (hi-lo)*rng.Float64())
-		}
-	}
+	s.fillChunk(v, 0, rng)
 	return v
 }
 
@@ -82,7 +53,7 @@ func WriteSharded(dir, base string, entries []Entry, shardBytes int64) (err erro
 	var shards [][]Entry
 	var size int64
 	for _, e := range entries {
-		n := int64(len(e.Data))
+		n := e.size()
 		if len(shards) == 0 || (shardBytes > 0 && size+n > shardBytes && size > 0) {
 			shards = append(shards, nil)
 			size = 0
@@ -109,7 +80,7 @@ func WriteSharded(dir, base string, entries []Entry, shardBytes int64) (err erro
 		written = append(written, path)
 		for _, e := range sh {
 			weightMap[e.Name] = name
-			total += int64(len(e.Data))
+			total += e.size()
 		}
 	}
 	idx := map[string]any{"metadata": map[string]any{"total_size": total}, "weight_map": weightMap}

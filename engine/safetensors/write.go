@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"sort"
 
@@ -12,12 +13,24 @@ import (
 	"h3studio/engine/compute"
 )
 
-// Entry is one tensor to write: its raw little-endian bytes in DType.
+// Entry is one tensor to write: its raw little-endian bytes in DType, held
+// in Data or, for tensors too large to hold, produced by Stream.
 type Entry struct {
 	Name  string
 	DType compute.DType
 	Shape compute.Shape
 	Data  []byte
+	// Stream, used when Data is nil, writes exactly the tensor's bytes to w.
+	Stream func(w io.Writer) error
+}
+
+// size is the entry's byte length: len(Data), or what its shape and dtype
+// take when it is streamed.
+func (e Entry) size() int64 {
+	if e.Data == nil && e.Stream != nil {
+		return int64(e.Shape.NumElements()) * int64(e.DType.Size())
+	}
+	return int64(len(e.Data))
 }
 
 // F32 returns an F32 entry holding v (converted to dt when dt is not F32).
@@ -53,8 +66,8 @@ func Write(path string, entries []Entry, metadata map[string]string) error {
 			return fmt.Errorf("safetensors: write %s: tensor %q: invalid dtype %v", path, e.Name, e.DType)
 		}
 		want := int64(e.Shape.NumElements()) * int64(e.DType.Size())
-		if int64(len(e.Data)) != want {
-			return fmt.Errorf("safetensors: write %s: tensor %q: %d bytes for %s%v (want %d)", path, e.Name, len(e.Data), e.DType, e.Shape, want)
+		if e.size() != want {
+			return fmt.Errorf("safetensors: write %s: tensor %q: %d bytes for %s%v (want %d)", path, e.Name, e.size(), e.DType, e.Shape, want)
 		}
 		shape := e.Shape
 		if shape == nil {
@@ -87,7 +100,17 @@ func Write(path string, entries []Entry, metadata map[string]string) error {
 	w.Write(lb[:])
 	w.Write(js)
 	for _, e := range sorted {
-		w.Write(e.Data)
+		if e.Data != nil || e.Stream == nil {
+			w.Write(e.Data)
+			continue
+		}
+		cw := &countingWriter{w: w}
+		if err := e.Stream(cw); err != nil {
+			return fmt.Errorf("safetensors: write %s: tensor %q: %w", path, e.Name, err)
+		}
+		if want := e.size(); cw.n != want {
+			return fmt.Errorf("safetensors: write %s: tensor %q: streamed %d bytes, want %d", path, e.Name, cw.n, want)
+		}
 	}
 	if err := w.Flush(); err != nil {
 		return fmt.Errorf("safetensors: write %s: %w", path, err)
@@ -97,4 +120,16 @@ func Write(path string, entries []Entry, metadata map[string]string) error {
 		return fmt.Errorf("safetensors: write %s: %w", path, err)
 	}
 	return nil
+}
+
+// countingWriter counts the bytes a streamed entry writes.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }

@@ -1,0 +1,107 @@
+package released_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"h3studio/engine/audiovae"
+	"h3studio/engine/dit"
+	"h3studio/engine/qwen3vl"
+	"h3studio/engine/safetensors"
+	"h3studio/engine/snapshot/snapshottest"
+	"h3studio/engine/testmodel/released"
+	"h3studio/engine/videovae"
+)
+
+func raw(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// sameInventory compares what a component's own inventory of the released
+// config lists with the independent, hand-written release inventory.
+func sameInventory(t *testing.T, what string, got safetensors.Inventory, want []snapshottest.Tensor) {
+	t.Helper()
+	w := map[string]string{}
+	for _, x := range want {
+		w[x.Name] = fmt.Sprintf("%s%v", x.DType, x.Shape)
+	}
+	seen := 0
+	for _, s := range got {
+		g := fmt.Sprintf("%s%v", s.DType, []int(s.Shape))
+		if w[s.Name] == "" {
+			t.Errorf("%s: the writer would write %s %s, which the release does not hold", what, s.Name, g)
+			continue
+		}
+		if w[s.Name] != g {
+			t.Errorf("%s: %s is %s, released %s", what, s.Name, g, w[s.Name])
+		}
+		seen++
+	}
+	if seen != len(want) {
+		t.Errorf("%s: %d of the release's %d tensors written", what, seen, len(want))
+	}
+}
+
+// The released configs, parsed by each component's own reader, give
+// inventories equal to the release's (names, shapes, dtypes): what
+// testmodel --size released writes is the released checkpoint's layout.
+func TestConfigsGiveTheReleasedInventories(t *testing.T) {
+	for _, part := range []string{"fl2va", "ref2va"} {
+		c := released.Configs(part)
+		d, err := dit.ParseConfig("transformer/config.json", raw(t, c["transformer/config.json"]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := dit.Released()
+		want.Keys = dit.OriginalKeys
+		if d != want {
+			t.Errorf("%s transformer config parses to %+v, want dit.Released()", part, d)
+		}
+		sameInventory(t, part+" transformer", dit.Inventory(d, dit.OriginalLayout), snapshottest.TransformerInventory())
+
+		q, err := qwen3vl.ParseConfig("text_encoder/config.json", raw(t, c["text_encoder/config.json"]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var lm []snapshottest.Tensor
+		for _, x := range snapshottest.TextEncoderInventory() {
+			// The final norm and LM head are in the release but never read (qwen3vl.Inventory omits them).
+			if !strings.HasPrefix(x.Name, "lm_head.") && x.Name != "model.language_model.norm.weight" {
+				lm = append(lm, x)
+			}
+		}
+		sameInventory(t, part+" text encoder", qwen3vl.Inventory(q), lm)
+
+		v, err := videovae.ParseConfig("video_vae/config.json", raw(t, c["video_vae/config.json"]), "video_vae/source/config.json", raw(t, c["video_vae/source/config.json"]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		v.DecoderFFNHidden = 4 * v.Dim()
+		sameInventory(t, part+" video VAE", videovae.Inventory(v), snapshottest.VideoVAEInventory())
+
+		a, err := audiovae.ParseConfig("audio_vae/config.json", raw(t, c["audio_vae/config.json"]), "audio_vae/metadata.json", raw(t, c["audio_vae/metadata.json"]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameInventory(t, part+" audio VAE", audiovae.Inventory(a), snapshottest.AudioVAEInventory())
+	}
+}
+
+// Options are checked before anything is written.
+func TestCheck(t *testing.T) {
+	for _, o := range []released.Options{{Components: []string{"dit", "vae"}}, {Blocks: -1}, {TextLayers: -2}} {
+		if err := released.Check(o); err == nil {
+			t.Errorf("Check(%+v) accepted", o)
+		}
+	}
+	if err := released.Check(released.Options{Components: released.AllComponents, Blocks: 1}); err != nil {
+		t.Error(err)
+	}
+}

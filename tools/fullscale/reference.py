@@ -1,0 +1,306 @@
+"""Reference fixtures at the released size, from a `h3studio testmodel --size released` snapshot.
+
+Runs the official implementation (diffusers' MiniMax-H3 modules, vendored verbatim, through the project's oracle
+bootstrap: ../shared/oracle, copied beside this file by prepare.sh) on the snapshot's own weights, converted
+from the original layout in memory by the official converter's per-key functions, and writes fixtures in the
+`h3studio fixture` format (../shared/oracle/FIXTURES.md): the DiT families (dit_t2va, dit_fl2va, dit_ref2va;
+float32 and the released mixed precision) at the released geometries, the video VAE decode of one 512² window
+and encode of one picture, and the audio VAE decode and encode of 0.92 s.
+
+    python3 reference.py --snapshot SNAP --out FIXDIR [--device cuda] [--families dit,vae,audio] [--canvas 512x512x22]
+
+GPU results are exact float32: TF32 is off for matmuls and convolutions.
+"""
+import argparse
+import contextlib
+import json
+import os
+import shutil
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "oracle"))
+
+import make_fixtures as mf  # noqa: E402  (bootstraps the vendored diffusers)
+import torch  # noqa: E402
+
+from diffusers.models import AutoencoderKLMiniMaxH3, AutoencoderKLMiniMaxH3Audio, MiniMaxH3Transformer3DModel  # noqa: E402
+from diffusers.modular_pipelines.minimax_h3 import before_denoise  # noqa: E402
+from diffusers.modular_pipelines.minimax_h3.modular_pipeline import audio_latent_num_frames, video_latent_num_frames  # noqa: E402
+from diffusers.modular_pipelines.minimax_h3.references import LayoutReference  # noqa: E402
+
+CONV = mf.CONV
+try:
+    from safetensors.torch import load_file
+except ImportError:  # the oracle's dependency-free reader
+    load_file = mf.h3_st.load_file
+
+
+def load_original(folder):
+    """Every tensor of a (sharded) original-layout safetensors folder."""
+    index = os.path.join(folder, "model.safetensors.index.json")
+    files = sorted(set(json.load(open(index))["weight_map"].values())) if os.path.isfile(index) else ["model.safetensors"]
+    state = {}
+    for f in files:
+        state.update(load_file(os.path.join(folder, f)))
+    return state
+
+
+# transformer/config.json (original spelling) -> MiniMaxH3Transformer3DModel arguments, as the official converter
+# names them (MINIMAX_H3_TRANSFORMER_CONFIG's comments).
+ORIGINAL_TO_DIFFUSERS = {
+    "hidden_size": "hidden_size", "num_layers": "num_layers", "token_refiner_num_layers": "num_refiner_layers",
+    "num_attention_heads": "num_attention_heads", "attention_head_dim": "attention_head_dim", "ffn_hidden_size": "ffn_dim",
+    "latents_dim": "in_channels", "audio_latents_dim": "audio_in_channels", "patch_size": "patch_size", "text_dim": "text_dim",
+    "timestep_input_dim": "freq_dim", "time_embed_hidden_size": "time_embed_hidden_dim", "time_embed_dim": "time_embed_dim",
+    "rope_inv_freq_len": "rope_freq_dim", "norm_eps": "norm_eps", "qk_norm_eps": "qk_norm_eps", "final_norm_eps": "final_norm_eps",
+}
+
+
+def transformer_config(snapshot, partition):
+    """The diffusers config of the snapshot's transformer, read from its original config.json."""
+    orig = json.load(open(os.path.join(snapshot, partition, "transformer", "config.json")))
+    cfg = dict(CONV.MINIMAX_H3_TRANSFORMER_CONFIG)  # rope_theta, which the original config does not spell
+    cfg.update({d: orig[o] for o, d in ORIGINAL_TO_DIFFUSERS.items()})
+    return cfg
+
+
+def built_on(device):
+    """Construct modules directly on device where torch can (>= 2.0), else on the CPU."""
+    dev = torch.device(device)
+    return dev if hasattr(dev, "__enter__") else contextlib.nullcontext()
+
+
+def load_transformer(snapshot, partition, device):
+    """(float32 model, mixed-precision model) of a partition's transformer, converted key by key as the official
+    converter's shard streamer does: per-head interleaved QKV reordered, then split; fc1 halves swapped."""
+    cfg = transformer_config(snapshot, partition)
+    orig = load_original(os.path.join(snapshot, partition, "transformer"))
+    state = {}
+    for key in list(orig):
+        t = orig.pop(key)
+        if key.endswith(".attn.qkv_proj.weight"):
+            t = CONV.reorder_interleaved_qkv(t, cfg["num_attention_heads"], cfg["attention_head_dim"])
+        for k, v in CONV.convert_transformer_key(key, t, cfg):
+            state[k] = v
+    with built_on(device):
+        f32 = MiniMaxH3Transformer3DModel(**cfg)
+    f32.load_state_dict({k: v.float() for k, v in state.items()}, strict=True)
+    f32 = f32.to(device).eval()
+    with built_on(device):
+        mixed = MiniMaxH3Transformer3DModel(**cfg)
+    mixed = mf.to_mixed_precision(mixed, state).to(device)
+    del state
+    return cfg, f32, mixed
+
+
+def released_layouts(num_frames, latent_h, latent_w, text_rows):
+    """t2va / fl2va (both keyframes) / ref2va (two images) packed layouts at a released geometry."""
+    patch = (1, 2, 2)
+    F = video_latent_num_frames(num_frames, 17, 5)
+    A = audio_latent_num_frames(num_frames)
+    out = {}
+    # A picture block in the prompt: the vision rows of a 256² picture stand-in (8 rows) per keyframe/reference.
+    for name, vision, anchors in (("t2va", (), ()), ("fl2va", tuple(range(2, 10)) + tuple(range(12, 20)), ("first", "last"))):
+        tags = mf.text_tags(text_rows, vision)
+        res = before_denoise.MiniMaxH3PrepareLayoutStep.build_packed_sequence(tags, F, latent_h, latent_w, A, patch, 2, 2, 0, anchors)
+        out[name] = dict(zip(("position_ids", "token_tags", "video_indices", "audio_indices", "text_indices",
+                              "num_condition_video_rows", "num_condition_audio_rows"), res))
+        out[name].update(text_token_tags=tags, anchors=list(anchors), num_latent_frames=F, num_audio_latents=A)
+    tags = mf.text_tags(text_rows, tuple(range(2, 10)) + tuple(range(12, 20)))
+    refs = [LayoutReference("image"), LayoutReference("image")]
+    cond = [torch.zeros(1, 24, 1, latent_h, latent_w), torch.zeros(1, 24, 1, latent_h, latent_w)]
+    res = before_denoise.MiniMaxH3Ref2VAPrepareLayoutStep.build_ref2va_packed_sequence(
+        tags, refs, cond, [], F, latent_h, latent_w, A, patch, 2, 2, 0)
+    out["ref2va"] = dict(zip(("position_ids", "token_tags", "video_indices", "audio_indices", "text_indices",
+                              "num_condition_video_rows", "num_condition_audio_rows"), res))
+    out["ref2va"].update(text_token_tags=tags, num_latent_frames=F, num_audio_latents=A,
+                         references=[{"kind": "image", "latent_shape": [1, latent_h, latent_w]}] * 2)
+    return out
+
+
+def exact_reference(module, fn, args):
+    """fn(module) in float32 on the GPU and in float64: returns (float64 result as float32, rel-L2 of the float32
+    run against it). A long float32 convolution chain differs from exact arithmetic by more than 1e-5 on any
+    implementation (cuDNN's included), so the float64 run of the same official code is the reference."""
+    out32 = fn(module)
+    module.double()
+    out64 = fn(module)
+    module.float()
+    rel = float((out32.double() - out64).norm() / (out64.norm() or 1.0))
+    return out64.float(), rel
+
+
+def write(fx, outdir, manifest, suffix):
+    """The oracle's Fixture.write, with the family in __metadata__ (h3_fixture) so the file can carry a suffix."""
+    name = fx.name + suffix + ".safetensors"
+    path = os.path.join(outdir, name)
+    mf.h3_st.save_file(fx.tensors, path, metadata={"attrs": json.dumps(fx.attrs, sort_keys=True), "h3_fixture": fx.name})
+    manifest["files"][name] = {"description": fx.description, "attrs": fx.attrs, "bytes": os.path.getsize(path), "tensors": fx.entries}
+    print(f"  wrote {name}: {os.path.getsize(path) / 1e6:.0f} MB", flush=True)
+
+
+def dit_fixtures(args, manifest):
+    w, h, frames = (int(x) for x in args.canvas.split("x"))
+    lays = released_layouts(frames, h // 16, w // 16, args.text_rows)
+    timings = {}
+    for partition, names in (("FL2VA", ("t2va", "fl2va")), ("Ref2VA", ("ref2va",))):
+        names = [n for n in names if n in args.tasks]
+        if not names:
+            continue
+        t0 = time.time()
+        cfg, f32, mixed = load_transformer(args.snapshot, partition, args.device)
+        mf.TINY_DIT = cfg  # the oracle's builders read the transformer config from here
+        timings[f"load_{partition}_s"] = round(time.time() - t0, 1)
+        for name in names:
+            t0 = time.time()
+            fx = mf.dit_fixture(name, f32, mixed, lays[name], args.seed, args.device,
+                                {"weights": "transformer/" if partition == "FL2VA" else "transformer_ref/",
+                                 "rows": int(lays[name]["token_tags"].numel()), "canvas": args.canvas})
+            torch.cuda.synchronize() if args.device.startswith("cuda") else None
+            timings[f"dit_{name}_s"] = round(time.time() - t0, 2)
+            rows = int(lays[name]["token_tags"].numel())
+            print(f"  dit_{name}: {rows} rows, {cfg['num_layers']} blocks, {timings[f'dit_{name}_s']} s (both precisions)", flush=True)
+            write(fx, args.out, manifest, f"_{w}x{h}x{frames}")
+        del f32, mixed
+        torch.cuda.empty_cache() if args.device.startswith("cuda") else None
+    return timings
+
+
+def video_vae_config(partition_dir):
+    """AutoencoderKLMiniMaxH3 arguments from the snapshot's video_vae/config.json and source/config.json, named as
+    the official converter's MINIMAX_H3_VIDEO_VAE_CONFIG comments map them."""
+    wrapper = json.load(open(os.path.join(partition_dir, "video_vae", "config.json")))
+    src = json.load(open(os.path.join(partition_dir, "video_vae", "source", "config.json")))
+    vit = src.get("vit_decoder_kwargs", {})
+    cfg = dict(CONV.MINIMAX_H3_VIDEO_VAE_CONFIG)  # the fixed knobs (norm groups, eps, register tokens, ffn mult)
+    cfg.update(in_channels=src["in_channels"], out_channels=src["out_ch"], latent_channels=src["z_channels"],
+               block_out_channels=[src["ch"] * m for m in src["ch_mult"]], layers_per_block=src["num_res_blocks"],
+               spatial_downsample_factors=src["space_down"], temporal_downsample_factors=src["time_down"],
+               spatial_padding_mode=src["padding_mode"], decoder_num_layers=vit["num_layers"],
+               decoder_num_attention_heads=vit["heads"], decoder_attention_head_dim=vit["dim_head"],
+               decoder_rope_theta=vit["rope_theta"], decoder_rope_dim_ratio=vit["rope_dim_ratio"],
+               clip_length=wrapper["vae_clip_length"], token_drop=wrapper["vae_token_drop"])
+    return cfg
+
+
+def vae_fixture(args, manifest):
+    """Decode of one 512² latent window (7 latent frames = 22 pixel frames) with the default tiling, and the
+    encode of one 512² picture."""
+    snap = os.path.join(args.snapshot, "FL2VA")
+    scratch = os.path.join(args.out, "_vae_diffusers")
+    t0 = time.time()
+    cfg = video_vae_config(snap)
+    CONV.convert_video_vae(snap, scratch, cfg, mf.DIFFUSERS_VERSION, 4 << 30)
+    vae, _, state = mf.load_diffusers_folder(AutoencoderKLMiniMaxH3, scratch)
+    vae.load_state_dict(state, strict=True)
+    vae = vae.to(args.device).eval()
+    del state
+    shutil.rmtree(scratch)
+    load_s = time.time() - t0
+    fx = mf.Fixture("video_vae", "AutoencoderKLMiniMaxH3 at the released size: decode of one 512x512 window and encode of one picture, float32.")
+    fx.attrs.update(config=cfg, spatial_compression_ratio=vae.spatial_compression_ratio,
+                    temporal_compression_ratio=vae.temporal_compression_ratio)
+    gen = mf._generator(args.seed, "video_vae/released")
+    t0 = time.time()
+    notes = {}
+    with torch.no_grad():
+        lh, lw = args.vae_size // 16, args.vae_size // 16
+        z = torch.randn(1, 24, args.vae_latent_frames, lh, lw, generator=gen)
+        img = torch.randn(1, 3, 1, args.vae_size, args.vae_size, generator=gen)
+        d = lambda m, x: x.to(args.device, next(m.parameters()).dtype)  # noqa: E731
+        fx.add("decode.z", z, f"(1, 24, {args.vae_latent_frames}, {lh}, {lw}) latent video at {args.vae_size}x{args.vae_size}")
+        fx.add("encode_image.video", img, f"one {args.vae_size}x{args.vae_size} picture")
+        for key, fn, desc in (
+                ("decode.video", lambda m: m.decode(d(m, z), return_dict=False)[0], "decode(z), default tiling (256 px tiles, 64 px overlaps)"),
+                ("encode_image.moments", lambda m: m.encode(d(m, img), return_dict=False)[0].parameters, "single-frame encode moments")):
+            if args.f64:
+                ref, rel = exact_reference(vae, fn, None)
+                notes[key] = rel
+                desc += "; float64 run of the official code (its float32 GPU run differs by rel-L2 %.3g)" % rel
+            else:
+                ref = fn(vae)
+            fx.add(key, ref, desc)
+    fx.attrs["float32_gpu_rel_l2_vs_float64"] = notes
+    print(f"  video_vae: official float32 on the GPU vs float64: {notes}", flush=True)
+    torch.cuda.synchronize() if args.device.startswith("cuda") else None
+    print(f"  video_vae: load {load_s:.1f} s, decode+encode {time.time() - t0:.1f} s", flush=True)
+    write(fx, args.out, manifest, "_released")
+    return {"video_vae_load_s": round(load_s, 1), "video_vae_s": round(time.time() - t0, 1)}
+
+
+def audio_fixture(args, manifest):
+    snap = os.path.join(args.snapshot, "FL2VA")
+    scratch = os.path.join(args.out, "_audio_diffusers")
+    CONV.convert_audio_vae(snap, scratch, mf.DIFFUSERS_VERSION)
+    avae, _, state = mf.load_diffusers_folder(AutoencoderKLMiniMaxH3Audio, scratch)
+    avae.load_state_dict(state, strict=True)
+    avae = avae.to(args.device).eval()
+    shutil.rmtree(scratch)
+    fx = mf.Fixture("audio_vae", "AutoencoderKLMiniMaxH3Audio at the released size: decode and encode of 0.92 s, float32.")
+    fx.attrs.update(config={k: v for k, v in avae.config.items() if k not in ("latents_mean", "latents_std")}, hop_length=avae.hop_length)
+    gen = mf._generator(args.seed, "audio_vae/released")
+    t0 = time.time()
+    notes = {}
+    with torch.no_grad():
+        lat = torch.randn(2, 32, 37, generator=gen)
+        wav = 0.5 * torch.randn(2, 1, 37 * avae.hop_length, generator=gen)
+        d = lambda m, x: x.to(args.device, next(m.parameters()).dtype)  # noqa: E731
+        fx.add("decode.latents", lat, "(2, 32, 37) latents: 0.925 s of stereo at 40 latents/s")
+        for key, fn, desc in (
+                ("decode.dec_in_proj", lambda m: m.dec_in_proj(d(m, lat)), "dec_in_proj(latents)"),
+                ("decode.waveform", lambda m: m.decode(d(m, lat), return_dict=False)[0], "decode(latents): (2, 1, 37 * hop)"),
+                ("encode.mean", lambda m: m.encode(d(m, wav), return_dict=False)[0].mean, "posterior mean (2, 32, 37)"),
+                ("encode.logs", lambda m: m.encode(d(m, wav), return_dict=False)[0].logs, "posterior log-std head")):
+            ref, rel = exact_reference(avae, fn, None)
+            notes[key] = rel
+            fx.add(key, ref, desc + "; float64 run of the official code (its float32 GPU run differs by rel-L2 %.3g)" % rel)
+        fx.add("encode.waveform", wav, "(2, 1, 29600) mono waveforms")
+    fx.attrs["float32_gpu_rel_l2_vs_float64"] = notes
+    print(f"  audio_vae: official float32 on the GPU vs float64: {notes}", flush=True)
+    write(fx, args.out, manifest, "_released")
+    return {"audio_vae_s": round(time.time() - t0, 1)}
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--snapshot", required=True)
+    p.add_argument("--out", required=True)
+    p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--families", default="dit,vae,audio")
+    p.add_argument("--tasks", default="t2va,fl2va,ref2va")
+    p.add_argument("--canvas", default="512x512x22", help="WxHxFRAMES of the DiT fixtures")
+    p.add_argument("--vae-latent-frames", type=int, default=7, help="latent frames of the video VAE decode (5 = one 17-frame window)")
+    p.add_argument("--f64", action="store_true", help="video VAE: the float64 run of the official code is the reference")
+    p.add_argument("--vae-size", type=int, default=512, help="square canvas of the video VAE decode and encode")
+    p.add_argument("--text-rows", type=int, default=128)
+    args = p.parse_args()
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    os.makedirs(args.out, exist_ok=True)
+    manifest = {"generator": "tools/fullscale/reference.py", "seed": args.seed, "torch": torch.__version__,
+                "device": args.device + (f" ({torch.cuda.get_device_name(0)})" if args.device.startswith("cuda") else ""),
+                "vendored": mf.h3_bootstrap.vendored_manifest(), "files": {}}
+    timings = {}
+    fams = args.families.split(",")
+    with torch.no_grad():
+        if "dit" in fams:
+            timings.update(dit_fixtures(args, manifest))
+        if "vae" in fams:
+            timings.update(vae_fixture(args, manifest))
+        if "audio" in fams:
+            timings.update(audio_fixture(args, manifest))
+    manifest["timings"] = timings
+    path = os.path.join(args.out, "manifest.json")
+    old = json.load(open(path)) if os.path.isfile(path) else {"files": {}, "timings": {}}
+    old["files"].update(manifest["files"])
+    old["timings"].update(timings)
+    manifest.update(files=old["files"], timings=old["timings"])
+    json.dump(manifest, open(path, "w"), indent=1)
+    print(json.dumps(timings))
+
+
+if __name__ == "__main__":
+    main()
