@@ -452,20 +452,31 @@ func (b *bindingLint) checkCall(c *ast.CallExpr, fn string, info *types.Info, st
 		return
 	}
 	class, goType := b.receiverClass(c.Args[0], info)
-	if params := b.darwinkitParams(goType, sel); params != nil {
-		for _, ps := range params {
-			if b.kindsMatch(args, ps, info) == "" {
-				return
-			}
-		}
-		b.report(c.Pos(), fn, "objc.Call %q: %s (darwinkit's %s takes %s)", sel, b.kindsMatch(args, params[0], info), class, strings.Join(params[0], ", "))
-		return
-	}
+	// A table row for this class wins over darwinkit's wrapper: it records
+	// Apple's documented types where darwinkit's generator mistyped one
+	// (a CMPersistentTrackID taken as an object, say).
 	var entry *selEntry
 	for i, e := range b.table[sel] {
-		if class == "" || e.Class == class {
+		if class != "" && e.Class == class {
 			entry = &b.table[sel][i]
 			break
+		}
+	}
+	if entry == nil {
+		if params := b.darwinkitParams(goType, sel); params != nil {
+			for _, ps := range params {
+				if b.kindsMatch(args, ps, info) == "" {
+					return
+				}
+			}
+			b.report(c.Pos(), fn, "objc.Call %q: %s (darwinkit's %s takes %s)", sel, b.kindsMatch(args, params[0], info), class, strings.Join(params[0], ", "))
+			return
+		}
+		for i, e := range b.table[sel] {
+			if class == "" || e.Class == class {
+				entry = &b.table[sel][i]
+				break
+			}
 		}
 	}
 	if entry == nil {

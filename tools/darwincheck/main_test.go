@@ -147,27 +147,36 @@ func TestBindingLint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cases := []struct{ name, send, want string }{
+	cases := []struct{ name, send, want, table string }{
 		{"raw sends", `objc.Call[objc.Void](enc, objc.Sel("setComputePipelineState:"), ps)
 	objc.Call[objc.Void](enc, objc.Sel("setBuffer:offset:atIndex:"), buf, uint(0), uint(1))
 	if opts.RespondsToSelector(objc.Sel("setMathMode:")) {
 		objc.Call[objc.Void](opts, objc.Sel("setMathMode:"), int64(0))
-	}`, ""},
-		{"wrapper", `enc.SetComputePipelineState(ps)`, "(in Pipeline): metal.ComputeCommandEncoderObject.SetComputePipelineState passes its argument through objc.WrapAsProtocol"},
-		{"wrapper of a buffer", `enc.SetBufferOffsetAtIndex_(buf, 0, 1)`, "SetBufferOffsetAtIndex_ passes its argument through objc.WrapAsProtocol"},
-		{"arity", `objc.Call[objc.Void](enc, objc.Sel("setBuffer:offset:atIndex:"), buf, uint(0))`, `"setBuffer:offset:atIndex:" (3 colons) passes 2 arguments`},
-		{"unknown selector", `objc.Call[objc.Void](enc, objc.Sel("setBufferz:"), buf)`, `"setBufferz:": darwinkit v0.5.0 does not know this selector for MTLComputeCommandEncoder`},
-		{"argument kind", `objc.Call[objc.Void](enc, objc.Sel("setBuffer:offset:atIndex:"), buf, int32(0), uint(1))`, "argument 2 is int32(0) (int4), the ObjC parameter wants int8"},
-		{"unguarded", `objc.Call[objc.Void](opts, objc.Sel("setMathMode:"), int64(0))`, `"setMathMode:" needs macOS 15.0 (the app's minimum is 14.0)`},
+	}`, "", ""},
+		{"wrapper", `enc.SetComputePipelineState(ps)`, "(in Pipeline): metal.ComputeCommandEncoderObject.SetComputePipelineState passes its argument through objc.WrapAsProtocol", ""},
+		{"wrapper of a buffer", `enc.SetBufferOffsetAtIndex_(buf, 0, 1)`, "SetBufferOffsetAtIndex_ passes its argument through objc.WrapAsProtocol", ""},
+		{"arity", `objc.Call[objc.Void](enc, objc.Sel("setBuffer:offset:atIndex:"), buf, uint(0))`, `"setBuffer:offset:atIndex:" (3 colons) passes 2 arguments`, ""},
+		{"unknown selector", `objc.Call[objc.Void](enc, objc.Sel("setBufferz:"), buf)`, `"setBufferz:": darwinkit v0.5.0 does not know this selector for MTLComputeCommandEncoder`, ""},
+		{"argument kind", `objc.Call[objc.Void](enc, objc.Sel("setBuffer:offset:atIndex:"), buf, int32(0), uint(1))`, "argument 2 is int32(0) (int4), the ObjC parameter wants int8", ""},
+		{"unguarded", `objc.Call[objc.Void](opts, objc.Sel("setMathMode:"), int64(0))`, `"setMathMode:" needs macOS 15.0 (the app's minimum is 14.0)`, ""},
 		{"table kind", `if opts.RespondsToSelector(objc.Sel("setMathMode:")) {
 		objc.Call[objc.Void](opts, objc.Sel("setMathMode:"), true)
-	}`, "argument 1 is true (bool), the ObjC parameter wants int8 (the table, line 1"},
+	}`, "argument 1 is true (bool), the ObjC parameter wants int8 (the table, line 1", ""},
+		// A table row for a class darwinkit binds corrects darwinkit's types: the same send that darwinkit's
+		// wrapper types reject passes, and a send against the row's types fails naming the table.
+		{"table corrects darwinkit", `objc.Call[objc.Void](enc, objc.Sel("setBuffer:offset:atIndex:"), buf, int32(0), uint(1))`, "",
+			bindingTable + "MTLComputeCommandEncoder setBuffer:offset:atIndex: id,int32_t,NSUInteger 10.11\n"},
+		{"table corrects darwinkit, wrong kind", `objc.Call[objc.Void](enc, objc.Sel("setBuffer:offset:atIndex:"), buf, uint(0), uint(1))`,
+			"the table, line", bindingTable + "MTLComputeCommandEncoder setBuffer:offset:atIndex: id,int32_t,NSUInteger 10.11\n"},
 	}
 	for _, c := range cases {
+		if c.table == "" {
+			c.table = bindingTable
+		}
 		dir := module(t, map[string]string{
 			"gpu/gpu.go":        "package gpu\n",
 			"gpu/gpu_darwin.go": strings.Replace(bindingPlant, "SEND", c.send, 1),
-			"selectors.txt":     bindingTable,
+			"selectors.txt":     c.table,
 			"Info.plist":        "<plist><dict><key>LSMinimumSystemVersion</key>\n<string>14.0</string></dict></plist>\n",
 		})
 		gomod := "module example.com/planted\n\ngo 1.26\n\nrequire github.com/progrium/darwinkit v0.5.0\n"
