@@ -14,6 +14,8 @@ import (
 	"github.com/progrium/darwinkit/macos/foundation"
 	"github.com/progrium/darwinkit/objc"
 
+	"h3studio/darwin/objcpool"
+
 	"h3studio/engine/media"
 )
 
@@ -82,7 +84,7 @@ func ExportComposition(ctx context.Context, c media.Composition, dst string, o m
 		return err
 	}
 	var sound media.Audio
-	objc.WithAutoreleasePool(func() {
+	objcpool.With(func() {
 		var comp avfoundation.MutableComposition
 		var vc avfoundation.MutableVideoComposition
 		var mix avfoundation.MutableAudioMix
@@ -114,6 +116,7 @@ func frameRange(from, n int) coremedia.TimeRange {
 	return coremedia.TimeRange{Start: frameTime(from), Duration: frameTime(n)}
 }
 
+// addTrack adds an empty track the composition numbers. Called inside a pool.
 func addTrack(comp avfoundation.MutableComposition, kind avfoundation.MediaType) avfoundation.MutableCompositionTrack {
 	// kCMPersistentTrackID_Invalid (0): the composition picks the ID
 	return objc.Call[avfoundation.MutableCompositionTrack](comp, objc.Sel("addMutableTrackWithMediaType:preferredTrackID:"), kind, int32(0))
@@ -122,6 +125,7 @@ func addTrack(comp avfoundation.MutableComposition, kind avfoundation.MediaType)
 // buildComposition lays the clips on A/B tracks and writes the video
 // composition's instructions (one per stretch: a clip alone, or two in a
 // crossfade, covering 0…total without gaps) and the audio mix's ramps.
+// Called inside a pool.
 func buildComposition(c media.Composition, infos []media.Info, starts, fades []int, w, h int) (avfoundation.MutableComposition, avfoundation.MutableVideoComposition, avfoundation.MutableAudioMix, error) {
 	comp := avfoundation.MutableComposition_Composition()
 	vt := [2]avfoundation.MutableCompositionTrack{addTrack(comp, avfoundation.MediaTypeVideo), addTrack(comp, avfoundation.MediaTypeVideo)}
@@ -220,6 +224,8 @@ func buildComposition(c media.Composition, infos []media.Info, starts, fades []i
 	return comp, vc, mix, nil
 }
 
+// compositionReader is an AVAssetReader over the composition (autoreleased).
+// Called inside a pool.
 func compositionReader(comp avfoundation.MutableComposition) (avfoundation.AssetReader, error) {
 	var e foundation.Error
 	r := avfoundation.NewAssetReaderWithAssetError(comp, unsafe.Pointer(&e))
@@ -241,7 +247,7 @@ func tracksOf(comp avfoundation.MutableComposition, kind avfoundation.MediaType)
 
 // readCompositionFrames decodes the video composition's frames (24 fps, the
 // output size) into the sink: exactly total frames (a short read holds
-// the last one).
+// the last one). Called inside a pool.
 func readCompositionFrames(ctx context.Context, comp avfoundation.MutableComposition, vc avfoundation.MutableVideoComposition, total int, sink media.Sink, progress func(int, int)) error {
 	r, err := compositionReader(comp)
 	if err != nil {
@@ -254,7 +260,9 @@ func readCompositionFrames(ctx context.Context, comp avfoundation.MutableComposi
 	if !r.CanAddOutput(out) {
 		return fmt.Errorf("cannot decode the video composition")
 	}
-	r.AddOutput(out)
+	if err := addOutput(r, out); err != nil {
+		return fmt.Errorf("cannot decode the video composition: %w", err)
+	}
 	if !r.StartReading() {
 		return fmt.Errorf("cannot decode the video composition: %v", nsError(r.Error()))
 	}
@@ -265,7 +273,7 @@ func readCompositionFrames(ctx context.Context, comp avfoundation.MutableComposi
 			return err
 		}
 		var frame *image.RGBA
-		objc.WithAutoreleasePool(func() {
+		objcpool.With(func() {
 			sb := out.CopyNextSampleBuffer()
 			if sb == 0 {
 				return
@@ -298,7 +306,8 @@ func readCompositionFrames(ctx context.Context, comp avfoundation.MutableComposi
 }
 
 // readCompositionSound decodes the audio mix (clips' sounds with their
-// ramps) at 32 kHz stereo; silent when no clip has sound.
+// ramps) at 32 kHz stereo; silent when no clip has sound. Called inside a
+// pool.
 func readCompositionSound(ctx context.Context, comp avfoundation.MutableComposition, mix avfoundation.MutableAudioMix) (media.Audio, error) {
 	ts := tracksOf(comp, avfoundation.MediaTypeAudio)
 	if len(ts) == 0 {
@@ -315,7 +324,9 @@ func readCompositionSound(ctx context.Context, comp avfoundation.MutableComposit
 	if !r.CanAddOutput(out) {
 		return media.Audio{}, fmt.Errorf("cannot decode the audio mix")
 	}
-	r.AddOutput(out)
+	if err := addOutput(r, out); err != nil {
+		return media.Audio{}, fmt.Errorf("cannot decode the audio mix: %w", err)
+	}
 	if !r.StartReading() {
 		return media.Audio{}, fmt.Errorf("cannot decode the audio mix: %v", nsError(r.Error()))
 	}
@@ -323,7 +334,7 @@ func readCompositionSound(ctx context.Context, comp avfoundation.MutableComposit
 	var a media.Audio
 	for ctx.Err() == nil {
 		done := false
-		objc.WithAutoreleasePool(func() {
+		objcpool.With(func() {
 			sb := out.CopyNextSampleBuffer()
 			if sb == 0 {
 				done = true

@@ -214,7 +214,12 @@ func newTrackOutput(track avfoundation.AssetTrack, settings objc.Object) (avfoun
 	return avfoundation.AssetReaderTrackOutputFrom(out), err
 }
 
-func addOutput(r avfoundation.AssetReader, o avfoundation.AssetReaderTrackOutput) error {
+// readerOutput is any AVAssetReaderOutput (track, video composition, audio mix).
+type readerOutput interface{ Ptr() unsafe.Pointer }
+
+// addOutput sends addOutput: through the shim's @try (it raises when the
+// output does not fit the reader).
+func addOutput(r avfoundation.AssetReader, o readerOutput) error {
 	return shimErr("AVAssetReader addOutput:", C.h3_reader_add_output(r.Ptr(), o.Ptr()))
 }
 
