@@ -108,8 +108,8 @@ type conv1d struct {
 
 // weightNorm binds name.weight_v / weight_g (and name.bias when bias) and
 // folds them once: W = v·(g/‖v‖), the norm over every axis but the first
-// (torch.nn.utils.weight_norm, dim 0; ERRATA F5's order), in float32 with a
-// float64 sum of squares.
+// (torch.nn.utils.weight_norm, dim 0; ERRATA F5's order), in float64 and
+// rounded once: the folded weights are the exact ones rounded to float32.
 func weightNorm(w *safetensors.Binder, name string, shape []int, bias bool, biasLen int) (wt, bt *compute.Tensor) {
 	v := w.Float32s(name+".weight_v", shape...)
 	g := w.Float32s(name+".weight_g", shape[0], 1, 1)
@@ -119,22 +119,28 @@ func weightNorm(w *safetensors.Binder, name string, shape []int, bias bool, bias
 	if v == nil || g == nil {
 		return nil, bt
 	}
-	per := len(v) / shape[0]
+	t, err := compute.FromFloat32(w.Backend(), compute.F32, compute.Shape(shape), foldWeightNorm(v, g))
+	compute.Try(err)
+	return t.SetName(name + ".weight(folded)"), bt
+}
+
+// foldWeightNorm returns v·(g/‖v‖) per row of v (len(g) rows), computed in
+// float64 and rounded once.
+func foldWeightNorm(v, g []float32) []float32 {
+	per := len(v) / len(g)
 	out := make([]float32, len(v))
-	for o := 0; o < shape[0]; o++ {
+	for o := range g {
 		row := v[o*per : (o+1)*per]
 		var ss float64
 		for _, x := range row {
 			ss += float64(x) * float64(x)
 		}
-		scale := g[o] / float32(math.Sqrt(ss))
+		scale := float64(g[o]) / math.Sqrt(ss)
 		for i, x := range row {
-			out[o*per+i] = x * scale
+			out[o*per+i] = float32(float64(x) * scale)
 		}
 	}
-	t, err := compute.FromFloat32(w.Backend(), compute.F32, compute.Shape(shape), out)
-	compute.Try(err)
-	return t.SetName(name + ".weight(folded)"), bt
+	return out
 }
 
 // wnConv binds a weight-normed Conv1d [out, in, k].

@@ -1,8 +1,9 @@
 // Package cpu is the pure-Go reference backend of package compute: the
 // executable specification every other backend is tested against.
 //
-// Every kernel computes in float32 (float64 where the reference does) and
-// rounds once on store unless package compute documents otherwise. Work is
+// Every kernel computes in float32 (float64 where the reference does, and
+// in the accumulators of 1-D convolutions: see wideConv) and rounds once on
+// store unless package compute documents otherwise. Work is
 // split over goroutines by output element, and each output element is
 // computed by one goroutine in a fixed order, so results are bit-identical for
 // any GOMAXPROCS. The backend is safe for concurrent use.

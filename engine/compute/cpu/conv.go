@@ -79,8 +79,9 @@ func (b *Backend) Conv(dst, x, w, bias *compute.Tensor, p compute.ConvParams) {
 	b.dispatch(2 * float64(Cout) * float64(g.outProd) * float64(colLen))
 	xs, ws := load(x), load(w)
 	out := convOutput(dst, x, w)
+	wide := b.wideConv(g)
 	if g.nsp == 1 && !b.opts.Oracles.Has(OracleGenericConv) {
-		b.conv1D(out, xs, ws, bs, g, p, G, cinG, coutG)
+		b.conv1D(out, xs, ws, bs, g, p, G, cinG, coutG, wide)
 		store(dst, out)
 		return
 	}
@@ -121,11 +122,7 @@ func (b *Backend) Conv(dst, x, w, bias *compute.Tensor, p compute.ConvParams) {
 					}
 				}
 				for oc := gi * coutG; oc < (gi+1)*coutG; oc++ {
-					v := dot(col, ws[oc*colLen:(oc+1)*colLen])
-					if bs != nil {
-						v += bs[oc]
-					}
-					out[oc*g.outProd+o] = v
+					out[oc*g.outProd+o] = convDot(col, ws[oc*colLen:(oc+1)*colLen], bs, oc, wide)
 				}
 			}
 		}
@@ -155,8 +152,9 @@ func (b *Backend) ConvTranspose(dst, x, w, bias *compute.Tensor, p compute.ConvP
 	b.dispatch(2 * float64(Cin) * float64(coutG) * float64(g.inProd) * float64(g.kprod))
 	xs, ws := load(x), load(w)
 	out := convOutput(dst, x, w)
+	wide := b.wideConv(g)
 	if g.nsp == 1 && !b.opts.Oracles.Has(OracleGenericConv) {
-		b.convTranspose1D(out, xs, ws, bs, g, p, Cout, cinG, coutG)
+		b.convTranspose1D(out, xs, ws, bs, g, p, Cout, cinG, coutG, wide)
 		store(dst, out)
 		return
 	}
@@ -173,6 +171,7 @@ func (b *Backend) ConvTranspose(dst, x, w, bias *compute.Tensor, p compute.ConvP
 				gi := oc / coutG
 				ocl := oc % coutG
 				var acc float32
+				var acc64 float64
 				for kk := 0; kk < g.kprod; kk++ {
 					r := kk
 					for a := g.nsp - 1; a >= 0; a-- {
@@ -192,14 +191,17 @@ func (b *Backend) ConvTranspose(dst, x, w, bias *compute.Tensor, p compute.ConvP
 					if !ok {
 						continue
 					}
+					if wide {
+						for ci := gi * cinG; ci < (gi+1)*cinG; ci++ {
+							acc64 += float64(xs[ci*g.inProd+off]) * float64(ws[(ci*coutG+ocl)*g.kprod+kk])
+						}
+						continue
+					}
 					for ci := gi * cinG; ci < (gi+1)*cinG; ci++ {
 						acc += xs[ci*g.inProd+off] * ws[(ci*coutG+ocl)*g.kprod+kk]
 					}
 				}
-				if bs != nil {
-					acc += bs[oc]
-				}
-				out[oc*g.outProd+o] = acc
+				out[oc*g.outProd+o] = finish(acc, acc64, bs, oc, wide)
 			}
 		}
 	})
@@ -208,8 +210,8 @@ func (b *Backend) ConvTranspose(dst, x, w, bias *compute.Tensor, p compute.ConvP
 
 // OracleGenericConv selects the N-d gather loops of Conv and ConvTranspose
 // for 1-D convolutions too, instead of their fast paths. Both compute the
-// same products in the same order, so results are bit-identical; the
-// oracle exists for A/B diagnosis.
+// same products in the same order with the same accumulator, so results
+// are bit-identical; the oracle exists for A/B diagnosis.
 var OracleGenericConv = compute.RegisterOracle("cpu-generic-conv",
 	"CPU Conv/ConvTranspose: the generic N-d gather loop for 1-D convolutions (bit-identical to the fast path)")
 
@@ -291,7 +293,7 @@ func tapsFor(k tapKey) *tapTable {
 // conv1D is Conv for one spatial axis: the same receptive-field vector
 // (channel-major, then tap) and the same dot product as the generic loop,
 // without its per-element coordinate arithmetic.
-func (b *Backend) conv1D(out, xs, ws, bs []float32, g convGeom, p compute.ConvParams, G, cinG, coutG int) {
+func (b *Backend) conv1D(out, xs, ws, bs []float32, g convGeom, p compute.ConvParams, G, cinG, coutG int, wide bool) {
 	L, K, O := g.in[0], g.k[0], g.out[0]
 	s, d, pb := p.StrideAt(0), p.DilationAt(0), p.PadBeforeAt(0)
 	colLen := cinG * K
@@ -314,11 +316,7 @@ func (b *Backend) conv1D(out, xs, ws, bs []float32, g convGeom, p compute.ConvPa
 					}
 				}
 				for oc := gi * coutG; oc < (gi+1)*coutG; oc++ {
-					v := dot(col, ws[oc*colLen:(oc+1)*colLen])
-					if bs != nil {
-						v += bs[oc]
-					}
-					out[oc*O+o] = v
+					out[oc*O+o] = convDot(col, ws[oc*colLen:(oc+1)*colLen], bs, oc, wide)
 				}
 			}
 		}
@@ -327,7 +325,7 @@ func (b *Backend) conv1D(out, xs, ws, bs []float32, g convGeom, p compute.ConvPa
 
 // convTranspose1D is ConvTranspose for one spatial axis, accumulating in
 // the generic loop's order (taps ascending, input channels inner).
-func (b *Backend) convTranspose1D(out, xs, ws, bs []float32, g convGeom, p compute.ConvParams, Cout, cinG, coutG int) {
+func (b *Backend) convTranspose1D(out, xs, ws, bs []float32, g convGeom, p compute.ConvParams, Cout, cinG, coutG int, wide bool) {
 	L, K, O := g.in[0], g.k[0], g.out[0]
 	s, d, pb := p.StrideAt(0), p.DilationAt(0), p.PadBeforeAt(0)
 	// The contributing taps of every output position and their inputs.
@@ -339,13 +337,17 @@ func (b *Backend) convTranspose1D(out, xs, ws, bs []float32, g convGeom, p compu
 				oc, o := e/O, e%O
 				x, w := xs[oc*L:(oc+1)*L], ws[oc*K:(oc+1)*K]
 				var acc float32
-				for j := first[o]; j < first[o+1]; j++ {
-					acc += x[pos[j]] * w[taps[j]]
+				var acc64 float64
+				if wide {
+					for j := first[o]; j < first[o+1]; j++ {
+						acc64 += float64(x[pos[j]]) * float64(w[taps[j]])
+					}
+				} else {
+					for j := first[o]; j < first[o+1]; j++ {
+						acc += x[pos[j]] * w[taps[j]]
+					}
 				}
-				if bs != nil {
-					acc += bs[oc]
-				}
-				out[e] = acc
+				out[e] = finish(acc, acc64, bs, oc, wide)
 			}
 		})
 		return
@@ -355,16 +357,88 @@ func (b *Backend) convTranspose1D(out, xs, ws, bs []float32, g convGeom, p compu
 			oc, o := e/O, e%O
 			gi, ocl := oc/coutG, oc%coutG
 			var acc float32
+			var acc64 float64
 			for j := first[o]; j < first[o+1]; j++ {
 				k, i := int(taps[j]), int(pos[j])
+				if wide {
+					for ci := gi * cinG; ci < (gi+1)*cinG; ci++ {
+						acc64 += float64(xs[ci*L+i]) * float64(ws[(ci*coutG+ocl)*K+k])
+					}
+					continue
+				}
 				for ci := gi * cinG; ci < (gi+1)*cinG; ci++ {
 					acc += xs[ci*L+i] * ws[(ci*coutG+ocl)*K+k]
 				}
 			}
-			if bs != nil {
-				acc += bs[oc]
-			}
-			out[e] = acc
+			out[e] = finish(acc, acc64, bs, oc, wide)
 		}
 	})
+}
+
+// OracleConv1DFloat32Accumulate makes 1-D Conv and ConvTranspose accumulate
+// in float32 (Conv: 8 partial sums; ConvTranspose: taps ascending, input
+// channels inner) like the N-d convolutions, instead of in float64.
+var OracleConv1DFloat32Accumulate = compute.RegisterOracle("cpu-conv1d-f32-accumulate",
+	"CPU Conv/ConvTranspose: float32 accumulation for 1-D convolutions too (the audio VAE then drifts ~1e-5 from exact arithmetic at the released size)")
+
+// wideConv reports whether a convolution accumulates in float64 and rounds
+// once on store. 1-D convolutions do by default: they are the audio VAE's,
+// a chain of ~150 convolutions with reductions of up to 14,336 products, in
+// which float32 accumulation alone moves the released decoder's waveform
+// 1.1e-5 (the encoder's mean 3e-5) from exact arithmetic, past the fp32
+// bound; with float64 accumulators the only error left is one rounding per
+// stored tensor. N-d convolutions accumulate in float32.
+func (b *Backend) wideConv(g convGeom) bool {
+	return g.nsp == 1 && !b.opts.Oracles.Has(OracleConv1DFloat32Accumulate)
+}
+
+// convDot is one Conv output: the receptive field col · the weight row w
+// plus bias[oc], accumulated in float64 (wide) or float32.
+func convDot(col, w, bias []float32, oc int, wide bool) float32 {
+	if !wide {
+		v := dot(col, w)
+		if bias != nil {
+			v += bias[oc]
+		}
+		return v
+	}
+	v := dot64(col, w)
+	if bias != nil {
+		v += float64(bias[oc])
+	}
+	return float32(v)
+}
+
+// finish adds bias[oc] to a finished ConvTranspose sum (acc64 when wide,
+// else acc) and rounds it to float32.
+func finish(acc float32, acc64 float64, bias []float32, oc int, wide bool) float32 {
+	if !wide {
+		if bias != nil {
+			acc += bias[oc]
+		}
+		return acc
+	}
+	if bias != nil {
+		acc64 += float64(bias[oc])
+	}
+	return float32(acc64)
+}
+
+// dot64 is Σ a[i]·b[i] in float64 (each product exact), over 4 partial
+// sums.
+func dot64(a, b []float32) float64 {
+	n := len(a)
+	b = b[:n]
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+4 <= n; i += 4 {
+		s0 += float64(a[i]) * float64(b[i])
+		s1 += float64(a[i+1]) * float64(b[i+1])
+		s2 += float64(a[i+2]) * float64(b[i+2])
+		s3 += float64(a[i+3]) * float64(b[i+3])
+	}
+	for ; i < n; i++ {
+		s0 += float64(a[i]) * float64(b[i])
+	}
+	return (s0 + s1) + (s2 + s3)
 }

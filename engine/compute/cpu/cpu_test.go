@@ -8,7 +8,7 @@ import (
 	"h3studio/engine/compute"
 )
 
-func randT(t *testing.T, b *Backend, rng *rand.Rand, dt compute.DType, shape ...int) (*compute.Tensor, []float64) {
+func randT(t testing.TB, b *Backend, rng *rand.Rand, dt compute.DType, shape ...int) (*compute.Tensor, []float64) {
 	t.Helper()
 	n := compute.Shape(shape).NumElements()
 	v := make([]float32, n)

@@ -172,24 +172,27 @@ func (b *Backend) Snake(dst, x, alpha, beta *compute.Tensor, logScale bool) {
 	}
 	out := output(dst)
 	L := x.NumElements() / max(C, 1)
+	// In float64 throughout, rounded once: the argument α·x is exact there,
+	// and with |x| in the hundreds (the encoder's last stages) a float32
+	// argument alone costs as much as a second rounding of the result.
 	b.parallel(C, 1, func(lo, hi int) {
 		for c := lo; c < hi; c++ {
-			a := al[c]
+			a := float64(al[c])
 			if logScale {
-				a = float32(math.Exp(float64(a)))
+				a = math.Exp(a)
 			}
 			d := a
 			if be != nil {
-				d = be[c]
+				d = float64(be[c])
 				if logScale {
-					d = float32(math.Exp(float64(d)))
+					d = math.Exp(d)
 				}
 			}
 			inv := 1 / (d + 1e-9)
 			for i := c * L; i < (c+1)*L; i++ {
-				v := xs[i]
-				s := float32(math.Sin(float64(a * v)))
-				out[i] = v + inv*(s*s)
+				v := float64(xs[i])
+				s := math.Sin(a * v)
+				out[i] = float32(v + inv*(s*s))
 			}
 		}
 	})
