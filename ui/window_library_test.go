@@ -9,11 +9,13 @@ import (
 	"testing"
 
 	"fyne.io/fyne/v2"
+
 	"fyne.io/fyne/v2/driver/desktop"
 	"fyne.io/fyne/v2/storage"
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
+	"h3studio/engine"
 
 	"h3studio/ui/studio"
 	"h3studio/ui/studio/fakeengine"
@@ -245,8 +247,9 @@ func TestSettingsControls(t *testing.T) {
 
 	c.qualitySel.SetSelected("Fast")
 	sn = plan(func(sn studio.Snapshot) bool { return sn.Plan.Request.Preset == "fast" })
-	if r := sn.Plan.Request; r.Reuse != 2 || r.Layers != 45 || !r.TokenReduction || sn.Draft.Settings.Custom() {
-		t.Errorf("Fast planned reuse %d layers %d token reduction %v (custom %v)", r.Reuse, r.Layers, r.TokenReduction, sn.Draft.Settings.Custom())
+	// The studio's Fast is the engine's one preset table's Fast.
+	if ps, r := engine.Presets[engine.PresetFast], sn.Plan.Request; r.Steps != ps.Steps || r.Reuse != ps.Reuse || r.TokenReduction || sn.Draft.Settings.Custom() {
+		t.Errorf("Fast planned steps %d reuse %d token reduction %v (custom %v), the preset table says steps %d reuse %d", r.Steps, r.Reuse, r.TokenReduction, sn.Draft.Settings.Custom(), ps.Steps, ps.Reuse)
 	}
 	if c.qualityNote.Text == "" {
 		t.Error("the quality preset says nothing about its cost")
@@ -295,7 +298,9 @@ func TestQuietDetails(t *testing.T) {
 	if len(c.promptMsgs.Objects) != 1 || c.promptMsgs.Objects[0].(*widget.Label).Importance != widget.LowImportance {
 		t.Errorf("the empty prompt's hint is not quiet: %+v", c.promptMsgs.Objects)
 	}
-	h.s.SetSettings(studio.DemoSettings()) // Preview at full render size: custom
+	custom := studio.DemoSettings()
+	custom.Speed.Steps++ // a step count the preset does not have: custom
+	h.s.SetSettings(custom)
 	h.s.SetPrompt("A red fox walks through fresh snow.")
 	sn := h.settle(func(sn studio.Snapshot) bool { return sn.Plan != nil && sn.Plan.Estimate > 0 })
 	if len(c.promptMsgs.Objects) != 0 {

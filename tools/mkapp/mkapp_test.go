@@ -133,7 +133,7 @@ func TestAssembleBundle(t *testing.T) {
 	want := map[string]plistValue{
 		"CFBundleIdentifier": "studio.h3.H3Studio", "CFBundleExecutable": "h3studio", "CFBundleName": "H3 Studio",
 		"CFBundlePackageType": "APPL", "CFBundleShortVersionString": "1.2.3", "CFBundleVersion": "1.2.3.7",
-		"CFBundleIconFile": "AppIcon", "LSMinimumSystemVersion": "12.0", "NSHighResolutionCapable": true,
+		"CFBundleIconFile": "AppIcon", "LSMinimumSystemVersion": "14.0", "NSHighResolutionCapable": true,
 		"NSRequiresAquaSystemAppearance": false,
 	}
 	for k, w := range want {
