@@ -9,14 +9,13 @@ import (
 	"testing"
 
 	"fyne.io/fyne/v2"
-
 	"fyne.io/fyne/v2/driver/desktop"
 	"fyne.io/fyne/v2/storage"
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
-	"h3studio/engine"
 
+	"h3studio/engine"
 	"h3studio/ui/studio"
 	"h3studio/ui/studio/fakeengine"
 )
