@@ -86,7 +86,7 @@ func TestWriteStreamed(t *testing.T) {
 	if err := Write(b, []Entry{held}, nil); err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(readAll(t, a), readAll(t, b)) {
+	if !bytes.Equal(readFileT(t, a), readFileT(t, b)) {
 		t.Fatal("a streamed entry wrote other bytes than the same tensor held in memory")
 	}
 	short := Entry{Name: "w", DType: compute.BF16, Shape: s.Shape, Stream: func(w io.Writer) error { _, err := w.Write(make([]byte, 10)); return err }}
@@ -103,7 +103,7 @@ func TestWriteStreamed(t *testing.T) {
 	}
 }
 
-func readAll(t *testing.T, p string) []byte {
+func readFileT(t *testing.T, p string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(p)
 	if err != nil {
