@@ -273,7 +273,7 @@ func (s *Session) loadVideoVAE(m *models) error {
 	if c == nil {
 		return fmt.Errorf("engine: the model folder has no %s video VAE", m.part)
 	}
-	v, err := videovae.Open(s.opts.Backend, c, &videovae.Options{StreamBlocks: s.opts.StreamVideoDecoder})
+	v, err := videovae.Open(s.opts.Backend, c.ConfigDir, c.Dir, &videovae.Options{StreamBlocks: s.opts.StreamVideoDecoder})
 	if err != nil {
 		return s.componentError(c, "video VAE", err)
 	}
@@ -295,7 +295,7 @@ func (s *Session) loadAudioVAE(m *models) error {
 	if c == nil {
 		return fmt.Errorf("engine: the model folder has no %s audio VAE", m.part)
 	}
-	a, err := audiovae.Open(s.opts.Backend, c, nil)
+	a, err := audiovae.Open(s.opts.Backend, c.ConfigDir, c.Dir, nil)
 	if err != nil {
 		return s.componentError(c, "audio VAE", err)
 	}
