@@ -17,13 +17,13 @@ func (g *generation) denoise() error {
 	lh, lw := p.ModelCanvas(r).Latent()
 	g.target = layout.Grid{T: p.LatentFrames, H: lh, W: lw}
 	noise, err := sampler.InitialNoise(sampler.Portable, r.Seed, sampler.NoiseSpec{
-		Conditions: cond.visual, Video: layout.VideoShape{C: m.dcfg.InChannels, T: g.target.T, H: lh, W: lw},
-		AudioLatents: p.AudioLatents, AudioChannels: m.dcfg.AudioInChannels})
+		Conditions: cond.visual, Video: layout.VideoShape{C: m.DiT.InChannels, T: g.target.T, H: lh, W: lw},
+		AudioLatents: p.AudioLatents, AudioChannels: m.DiT.AudioInChannels})
 	if err != nil {
 		return fmt.Errorf("engine: %w", err)
 	}
 	cond.addNoise(noise)
-	audioNoise, err := layout.UnpackAudio(nil, noise.AudioRows, m.dcfg.AudioInChannels, p.AudioLatents)
+	audioNoise, err := layout.UnpackAudio(nil, noise.AudioRows, m.DiT.AudioInChannels, p.AudioLatents)
 	if err != nil {
 		return fmt.Errorf("engine: %w", err)
 	}
@@ -94,7 +94,7 @@ func (pv *previewer) step(rec *denoise.StepRecord) {
 	if pv.err != nil || pv.ctx.Err() != nil {
 		return
 	}
-	m, c := pv.m, pv.m.dcfg
+	m, c := pv.m, pv.m.DiT
 	pd := c.PatchDim()
 	off := pv.condRows * pd
 	x, v := pv.prev[off:], rec.VideoVelocity[off:]

@@ -145,7 +145,7 @@ func (s *Session) predict(p *Plan) {
 	w.work = maps.Clone(c.w.work)
 	p.TextRows, p.Rows = c.textRows, c.rows
 	copy(p.References, c.refs)
-	w.work[PhaseLoad] = float64(s.componentsToLoad(pi.part, p.Task, s.memoryModeFor(p.Request.Memory)))
+	w.work[PhaseLoad] = float64(s.componentsToLoad(pi.Partition, p.Task, s.memoryModeFor(p.Request.Memory)))
 	p.work = w
 	p.PeakBytes = w.peak
 	p.Estimate = s.est.Total(w.work)
@@ -258,7 +258,7 @@ func textRows(pi *partInfo, p *Plan) (int, []qwen3vl.Grid, error) {
 			t.References = append(t.References, plan.TextReference{Kind: k, Width: rp.Width, Height: rp.Height, QwenFrames: rp.QwenFrames, Sound: rp.Sound})
 		}
 	}
-	return plan.TextRows(pi.tok, pi.qcfg, pi.pcfg, pi.proc.Factor(), t)
+	return plan.TextRows(pi.Tokenizer, pi.Text, pi.ProcessorConfig, pi.Processor.Factor(), t)
 }
 
 // predictWork predicts every phase's work and the peak storage.
@@ -267,8 +267,8 @@ func (s *Session) predictWork(pi *partInfo, p *Plan) (workPlan, error) {
 	w := workPlan{work: plan.Work[Phase]{}}
 	for i := range p.References {
 		rp := &p.References[i]
-		if rp.VAEFrames > 0 && pi.vcfg != nil {
-			rp.LatentFrames = pi.vcfg.Temporal().EncodeLatents(rp.VAEFrames)
+		if rp.VAEFrames > 0 && pi.VideoVAE != nil {
+			rp.LatentFrames = pi.VideoVAE.Temporal().EncodeLatents(rp.VAEFrames)
 		}
 	}
 	L, grids, err := textRows(pi, p)
@@ -279,7 +279,7 @@ func (s *Session) predictWork(pi *partInfo, p *Plan) (workPlan, error) {
 	mode := s.memoryModeFor(p.Request.Memory)
 	lh, lw := p.ModelCanvas(r).Latent()
 	loop := plan.Loop{TextRows: L, Target: layout.Grid{T: p.LatentFrames, H: lh, W: lw}, AudioLatents: p.AudioLatents, Controls: r.controls()}
-	if loop.Adapters, err = lora.Shapes(pi.dcfg, r.LoRAs); err != nil {
+	if loop.Adapters, err = lora.Shapes(pi.DiT, r.LoRAs); err != nil {
 		return w, err
 	}
 	switch p.Task {
@@ -290,7 +290,7 @@ func (s *Session) predictWork(pi *partInfo, p *Plan) (workPlan, error) {
 			loop.References = append(loop.References, rp.latentSpec())
 		}
 	}
-	pr, err := plan.Predict(plan.Request{Text: pi.qcfg, DiT: pi.dcfg, Video: pi.vcfg, Audio: pi.acfg, Grids: grids, Loop: loop, Streaming: mode == MemoryStreaming})
+	pr, err := plan.Predict(plan.Request{Text: pi.Text, DiT: pi.DiT, Video: pi.VideoVAE, Audio: pi.AudioVAE, Grids: grids, Loop: loop, Streaming: mode == MemoryStreaming})
 	if err != nil {
 		return w, err
 	}
@@ -298,20 +298,20 @@ func (s *Session) predictWork(pi *partInfo, p *Plan) (workPlan, error) {
 	w.peak = pr.Peak
 	w.work[PhaseText] = pr.TextFLOPs
 	w.work[PhaseDenoise] = pr.DenoiseFLOPs
-	if pf, err := previewDecodeFLOPs(pi.vcfg, p); err == nil {
+	if pf, err := previewDecodeFLOPs(pi.VideoVAE, p); err == nil {
 		w.work[PhaseDenoise] += pf
 	}
-	if pi.vcfg != nil {
+	if pi.VideoVAE != nil {
 		w.work[PhaseVideoDecode] = pr.VideoDecodeFLOPs
 	}
-	if pi.acfg != nil {
+	if pi.AudioVAE != nil {
 		w.work[PhaseAudioDecode] = pr.AudioDecodeFLOPs
 	}
 	if p.Task != TaskT2VA {
 		w.work[PhaseReferences] = float64(conditionUnits(*p))
 		w.notes = append(w.notes, "the memory estimate leaves out encoding the conditions")
 	}
-	w.work[PhaseLoad] = float64(s.componentsToLoad(pi.part, p.Task, mode))
+	w.work[PhaseLoad] = float64(s.componentsToLoad(pi.Partition, p.Task, mode))
 	w.work[PhaseExport] = float64(r.Frames)
 	return w, nil
 }
@@ -331,7 +331,7 @@ func (rp ReferencePlan) latentSpec() layout.Reference {
 func (s *Session) componentsToLoad(part snapshot.Partition, task Task, mode MemoryMode) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.busy || s.cur == nil || s.cur.part != part || s.cur.loadedMode != mode {
+	if s.busy || s.cur == nil || s.cur.Partition != part || s.cur.loadedMode != mode {
 		return 4
 	}
 	n := 0

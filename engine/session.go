@@ -355,11 +355,11 @@ func (s *Session) Close() error {
 func (s *Session) modelID(m *models) string {
 	h := sha256.New()
 	for _, name := range []string{"config.json", "model.safetensors.index.json", "diffusion_pytorch_model.safetensors.index.json"} {
-		if b, err := os.ReadFile(filepath.Join(m.ditDir, name)); err == nil {
+		if b, err := os.ReadFile(filepath.Join(m.DiTDir, name)); err == nil {
 			h.Write(b)
 		}
 	}
-	id := string(m.part) + " " + hex.EncodeToString(h.Sum(nil))[:16]
+	id := string(m.Partition) + " " + hex.EncodeToString(h.Sum(nil))[:16]
 	if s.facts.Demo {
 		id = "demo " + id
 	}
