@@ -80,9 +80,6 @@ type previewer struct {
 	err      error
 }
 
-// previewWindow is the latents a preview decodes (one decoder window).
-const previewWindow = 7
-
 func (pv *previewer) prepared(p *denoise.Prepared) {
 	pv.condRows = p.Layout.ConditionVideoRows
 	pv.vt = p.VideoTimesteps
@@ -115,7 +112,7 @@ func (pv *previewer) step(rec *denoise.StepRecord) {
 		return
 	}
 	z, _ := videovae.WrapVolume(vs.C, vs.T, vs.H, vs.W, lat)
-	img, err := m.vvae.PreviewFrame(pv.ctx, z, previewWindow)
+	img, err := m.vvae.PreviewFrame(pv.ctx, z, videovae.PreviewWindow)
 	if err != nil || img == nil {
 		if err != nil && pv.ctx.Err() == nil {
 			pv.err = fmt.Errorf("engine: preview: %w", err)

@@ -3,7 +3,6 @@ package engine
 import (
 	"fmt"
 	"os"
-	"strings"
 
 	"h3studio/engine/dit"
 	"h3studio/engine/lora"
@@ -101,42 +100,9 @@ func adapterKey(applied []AppliedLoRA, uses []LoRA) string {
 	return k
 }
 
-// LoRAInfo summarises a LoRA file from its header (no weight is read).
-type LoRAInfo struct {
-	Format  string // key families, e.g. "diffusers/PEFT"
-	Modules int
-	Ranks   []int
-	Size    int64
-	Unknown int // tensors that name no MiniMax-H3 module
-}
-
-// Summary is a one-line description: "diffusers/PEFT, 312 modules, rank 128, 1.29 GiB".
-func (i LoRAInfo) Summary() string {
-	rs := make([]string, len(i.Ranks))
-	for k, r := range i.Ranks {
-		rs[k] = fmt.Sprint(r)
-	}
-	s := fmt.Sprintf("%s, %d modules", i.Format, i.Modules)
-	if len(rs) > 0 {
-		s += ", rank " + strings.Join(rs, "/")
-	}
-	s += fmt.Sprintf(", %.2f GiB", float64(i.Size)/(1<<30))
-	if i.Unknown > 0 {
-		s += fmt.Sprintf(", %d tensors it cannot apply", i.Unknown)
-	}
-	return s
-}
+// LoRAInfo summarises a LoRA file from its header (engine/lora).
+type LoRAInfo = lora.Info
 
 // InspectLoRA reads a LoRA file's header and checks that it is a
 // MiniMax-H3 LoRA in a known format.
-func InspectLoRA(path string) (LoRAInfo, error) {
-	f, err := lora.ReadShapes(path)
-	if err != nil {
-		return LoRAInfo{}, err
-	}
-	var formats []string
-	for _, x := range f.Formats() {
-		formats = append(formats, string(x))
-	}
-	return LoRAInfo{Format: strings.Join(formats, " + "), Modules: len(f.Modules), Ranks: f.Ranks(), Size: f.Size, Unknown: len(f.Unknown)}, nil
-}
+func InspectLoRA(path string) (LoRAInfo, error) { return lora.Inspect(path) }

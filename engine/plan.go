@@ -14,6 +14,7 @@ import (
 	"h3studio/engine/prompt"
 	"h3studio/engine/qwen3vl"
 	"h3studio/engine/snapshot"
+	"h3studio/engine/videovae"
 )
 
 // Predictions. Plan predicts each phase's work from shapes alone with
@@ -298,8 +299,11 @@ func (s *Session) predictWork(pi *partInfo, p *Plan) (workPlan, error) {
 	w.peak = pr.Peak
 	w.work[PhaseText] = pr.TextFLOPs
 	w.work[PhaseDenoise] = pr.DenoiseFLOPs
-	if pf, err := previewDecodeFLOPs(pi.VideoVAE, p); err == nil {
-		w.work[PhaseDenoise] += pf
+	if r := p.Request; r.Preview {
+		lh, lw := p.ModelCanvas(r).Latent()
+		if pf, err := videovae.PreviewFLOPs(pi.VideoVAE, r.Steps, p.LatentFrames, lh, lw); err == nil {
+			w.work[PhaseDenoise] += pf
+		}
 	}
 	if pi.VideoVAE != nil {
 		w.work[PhaseVideoDecode] = pr.VideoDecodeFLOPs

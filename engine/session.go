@@ -153,20 +153,20 @@ func (s *Session) readFacts() error {
 	f := &s.facts
 	if c := s.snap.Find(snapshot.FL2VA, snapshot.Transformer); c != nil {
 		f.HasFL2VA = true
-		n, err := transformerBlocks(c.ConfigDir)
+		cfg, err := dit.ReadConfig(c.ConfigDir)
 		if err != nil {
-			return err
+			return fmt.Errorf("engine: %w", err)
 		}
-		f.Blocks = n
+		f.Blocks = cfg.NumLayers
 	}
 	if c := s.snap.Find(snapshot.Ref2VA, snapshot.Transformer); c != nil {
 		f.HasRef2VA = true
 		if f.Blocks == 0 {
-			n, err := transformerBlocks(c.ConfigDir)
+			cfg, err := dit.ReadConfig(c.ConfigDir)
 			if err != nil {
-				return err
+				return fmt.Errorf("engine: %w", err)
 			}
-			f.Blocks = n
+			f.Blocks = cfg.NumLayers
 		}
 	}
 	if !f.HasFL2VA && !f.HasRef2VA {
@@ -197,24 +197,6 @@ func (s *Session) readFacts() error {
 		break
 	}
 	return nil
-}
-
-func transformerBlocks(dir string) (int, error) {
-	p := filepath.Join(dir, "config.json")
-	b, err := os.ReadFile(p)
-	if err != nil {
-		return 0, fmt.Errorf("engine: transformer config: %w", err)
-	}
-	var c struct {
-		NumLayers int `json:"num_layers"`
-	}
-	if err := json.Unmarshal(b, &c); err != nil {
-		return 0, fmt.Errorf("engine: %s: %w", p, err)
-	}
-	if c.NumLayers <= 0 {
-		return 0, fmt.Errorf("engine: %s: num_layers must be positive", p)
-	}
-	return c.NumLayers, nil
 }
 
 // Model describes the opened model ("MiniMax-H3", or the demo model).
