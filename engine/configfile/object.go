@@ -13,9 +13,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"math"
 	"os"
-	"sort"
+	"slices"
 	"strings"
 )
 
@@ -404,14 +405,18 @@ func (o *Object) Class() (string, bool) {
 }
 
 // Keys lists the object's keys in sorted order.
-func (o *Object) Keys() []string {
-	keys := make([]string, 0, len(o.m))
-	for k := range o.m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
+func (o *Object) Keys() []string { return slices.Sorted(maps.Keys(o.m)) }
 
 // Value is field's raw JSON (nil when absent).
 func (o *Object) Value(field string) json.RawMessage { return o.m[field] }
+
+// ReadAs reads the object file at path and converts it with from, the
+// typed reader of that kind of file.
+func ReadAs[T any](path string, from func(*Object) (T, error)) (T, error) {
+	o, err := Read(path)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return from(o)
+}

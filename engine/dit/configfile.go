@@ -58,11 +58,7 @@ var fileKeys = []struct{ orig, diff string }{
 
 // ReadConfigFile reads and checks a transformer config.json.
 func ReadConfigFile(path string) (*ConfigFile, error) {
-	o, err := configfile.Read(path)
-	if err != nil {
-		return nil, err
-	}
-	return configFileFrom(o)
+	return configfile.ReadAs(path, configFileFrom)
 }
 
 func configFileFrom(o *configfile.Object) (*ConfigFile, error) {

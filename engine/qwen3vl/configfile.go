@@ -25,11 +25,7 @@ type ConfigFile struct {
 
 // ReadConfigFile reads and validates text_encoder/config.json.
 func ReadConfigFile(path string) (*ConfigFile, error) {
-	o, err := configfile.Read(path)
-	if err != nil {
-		return nil, err
-	}
-	return textEncoderFrom(o)
+	return configfile.ReadAs(path, textEncoderFrom)
 }
 
 func textEncoderFrom(o *configfile.Object) (*ConfigFile, error) {

@@ -50,11 +50,7 @@ var knownTasks = map[string]bool{string(T2VA): true, string(FL2VAT): true, strin
 
 // ReadModelIndex reads and validates a model_index.json.
 func ReadModelIndex(path string) (*ModelIndex, error) {
-	o, err := configfile.Read(path)
-	if err != nil {
-		return nil, err
-	}
-	return modelIndexFrom(o)
+	return configfile.ReadAs(path, modelIndexFrom)
 }
 
 func modelIndexFrom(o *configfile.Object) (*ModelIndex, error) {
@@ -147,11 +143,7 @@ type SchedulerConfig struct {
 
 // ReadSchedulerConfig reads and validates a scheduler config.
 func ReadSchedulerConfig(path string) (*SchedulerConfig, error) {
-	o, err := configfile.Read(path)
-	if err != nil {
-		return nil, err
-	}
-	return schedulerFrom(o)
+	return configfile.ReadAs(path, schedulerFrom)
 }
 
 func schedulerFrom(o *configfile.Object) (*SchedulerConfig, error) {

@@ -32,7 +32,13 @@ func (p Parser) ParseBytes(b []byte) (any, error) {
 // Load reads p's example file as a JSON map.
 func (p Parser) Load(t testing.TB) map[string]any {
 	t.Helper()
-	b, err := os.ReadFile(p.File)
+	return ReadJSON(t, p.File)
+}
+
+// ReadJSON reads a JSON object file as a map.
+func ReadJSON(t testing.TB, path string) map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
