@@ -46,13 +46,8 @@ func Open(b compute.Backend, configDir, weightsDir string, o *Options) (*Model, 
 	if err != nil {
 		return nil, err
 	}
-	ck, err := safetensors.OpenDir(weightsDir)
+	m, ck, err := safetensors.BindDir("audiovae", weightsDir, b, func(w *safetensors.Binder) (*Model, error) { return Load(b, w, cfg, o) })
 	if err != nil {
-		return nil, fmt.Errorf("audiovae: %w", err)
-	}
-	m, err := Load(b, safetensors.NewBinder("audiovae", ck, b), cfg, o)
-	if err != nil {
-		ck.Close()
 		return nil, err
 	}
 	m.ck = ck

@@ -63,13 +63,8 @@ func Open(b compute.Backend, configDir, weightsDir string, o *Options) (*Model, 
 	if err != nil {
 		return nil, err
 	}
-	ck, err := safetensors.OpenDir(weightsDir)
+	m, ck, err := safetensors.BindDir("videovae", weightsDir, b, func(w *safetensors.Binder) (*Model, error) { return Load(b, w, cfg, o) })
 	if err != nil {
-		return nil, fmt.Errorf("videovae: %w", err)
-	}
-	m, err := Load(b, safetensors.NewBinder("videovae", ck, b), cfg, o)
-	if err != nil {
-		ck.Close()
 		return nil, err
 	}
 	m.ck = ck
