@@ -39,21 +39,17 @@ type ConfigFile struct {
 	FinalNormEps       float64
 }
 
-// fileKeys maps each field to its (original, diffusers) key.
-var fileKeys = []struct{ orig, diff string }{
-	{"hidden_size", "hidden_size"},
-	{"num_layers", "num_layers"},
-	{"token_refiner_num_layers", "num_refiner_layers"},
-	{"num_attention_heads", "num_attention_heads"},
-	{"attention_head_dim", "attention_head_dim"},
-	{"ffn_hidden_size", "ffn_dim"},
-	{"latents_dim", "in_channels"},
-	{"audio_latents_dim", "audio_in_channels"},
-	{"text_dim", "text_dim"},
-	{"timestep_input_dim", "freq_dim"},
-	{"time_embed_hidden_size", "time_embed_hidden_dim"},
-	{"time_embed_dim", "time_embed_dim"},
-	{"rope_inv_freq_len", "rope_freq_dim"},
+// key is the spelling of the diffusers key diff in c's key set
+// (configKeys, the loader's table of both spellings).
+func (c *ConfigFile) key(diff string) string {
+	if c.KeySet == "original" {
+		for _, k := range configKeys {
+			if k.diff == diff {
+				return k.orig
+			}
+		}
+	}
+	return diff
 }
 
 // ReadConfigFile reads and checks a transformer config.json.
@@ -74,20 +70,21 @@ func configFileFrom(o *configfile.Object) (*ConfigFile, error) {
 	default:
 		c.KeySet = "diffusers"
 	}
-	key := func(i int) string {
-		if c.KeySet == "original" {
-			return fileKeys[i].orig
-		}
-		return fileKeys[i].diff
-	}
-	dst := []*int{&c.HiddenSize, &c.NumLayers, &c.NumRefinerLayers, &c.NumHeads, &c.HeadDim, &c.FFNDim,
-		&c.InChannels, &c.AudioInChannels, &c.TextDim, &c.FreqDim, &c.TimeEmbedHiddenDim, &c.TimeEmbedDim, &c.RopeFreqDim}
-	for i, p := range dst {
-		if i == 2 { // the refiner may be absent in principle
-			*p = o.OptInt(key(i), 0, 1<<20, 2)
+	for _, f := range []struct {
+		diff string
+		dst  *int
+	}{
+		{"hidden_size", &c.HiddenSize}, {"num_layers", &c.NumLayers}, {"num_refiner_layers", &c.NumRefinerLayers},
+		{"num_attention_heads", &c.NumHeads}, {"attention_head_dim", &c.HeadDim}, {"ffn_dim", &c.FFNDim},
+		{"in_channels", &c.InChannels}, {"audio_in_channels", &c.AudioInChannels}, {"text_dim", &c.TextDim},
+		{"freq_dim", &c.FreqDim}, {"time_embed_hidden_dim", &c.TimeEmbedHiddenDim}, {"time_embed_dim", &c.TimeEmbedDim},
+		{"rope_freq_dim", &c.RopeFreqDim},
+	} {
+		if f.diff == "num_refiner_layers" { // the refiner may be absent in principle
+			*f.dst = o.OptInt(c.key(f.diff), 0, 1<<20, 2)
 			continue
 		}
-		*p = o.PosInt(key(i))
+		*f.dst = o.PosInt(c.key(f.diff))
 	}
 	if ps := o.Ints("patch_size", 3, 1); ps != nil {
 		c.PatchSize = [3]int{ps[0], ps[1], ps[2]}
@@ -107,9 +104,9 @@ func configFileFrom(o *configfile.Object) (*ConfigFile, error) {
 	if o.Err() == nil {
 		switch {
 		case 6*c.RopeFreqDim > c.HeadDim:
-			o.Fail(key(12), "%d frequencies per axis rotate %d channels, more than the head dim %d", c.RopeFreqDim, 6*c.RopeFreqDim, c.HeadDim)
+			o.Fail(c.key("rope_freq_dim"), "%d frequencies per axis rotate %d channels, more than the head dim %d", c.RopeFreqDim, 6*c.RopeFreqDim, c.HeadDim)
 		case c.FreqDim%2 != 0:
-			o.Fail(key(9), "the sinusoid width must be even, got %d", c.FreqDim)
+			o.Fail(c.key("freq_dim"), "the sinusoid width must be even, got %d", c.FreqDim)
 		}
 	}
 	if c.KeySet == "original" && o.Err() == nil {
@@ -158,19 +155,13 @@ func (c *ConfigFile) CheckWeights(ck *safetensors.Checkpoint) error {
 		}
 		return n
 	}
-	key := func(orig, diff string) string {
-		if c.KeySet == "original" {
-			return orig
-		}
-		return diff
-	}
 	for _, d := range []struct {
 		field    string
 		config   int
 		prefixes []string
 	}{
 		{"num_layers", c.NumLayers, []string{"blocks.", "transformer_blocks."}},
-		{key("token_refiner_num_layers", "num_refiner_layers"), c.NumRefinerLayers, []string{"token_refiner.blocks.", "token_refiner.refiner_blocks."}},
+		{c.key("num_refiner_layers"), c.NumRefinerLayers, []string{"token_refiner.blocks.", "token_refiner.refiner_blocks."}},
 	} {
 		if have := count(d.prefixes...); have > 0 && have != d.config {
 			return &configfile.Error{Path: c.Path, Field: d.field, Rule: fmt.Sprintf("is %d but the weights in %s hold %d blocks: the config does not describe them",
