@@ -322,7 +322,7 @@ func (s *Session) prepareReference(ctx context.Context, m *models, p Plan, ref R
 // frame (keyframes and pictures: 1; videos: the frames the VAE encodes) and
 // two per sound (one per stereo channel).
 func conditionUnits(p Plan) int {
-	n := len(p.anchors())
+	n := len(p.Anchors())
 	for _, rp := range p.References {
 		switch rp.Kind {
 		case RefImage:

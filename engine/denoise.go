@@ -32,7 +32,7 @@ func (g *generation) denoise() error {
 	}
 	dreq := denoise.Request{Text: g.hidden, TextTags: g.tags, Target: g.target, AudioLatents: p.AudioLatents,
 		Keyframes: cond.keyframes, References: cond.references, VideoNoise: noise.Video, AudioNoise: audioNoise,
-		Controls: r.controls()}
+		Controls: r.Controls()}
 	t.begin(PhaseDenoise, r.Steps, "steps")
 	pv := &previewer{s: s, m: m, p: p, t: t, ctx: g.ctx}
 	obs := denoise.Observer{

@@ -1,3 +1,11 @@
+// Package engine runs MiniMax-H3 text/image/video/audio-to-video+audio
+// generation: the façade the GUI, the CLI and tests drive the same way.
+// Phases mirror diffusers' modular pipeline: encode, prepare, denoise,
+// decode.
+//
+// The request, plan, event and result types and the request rules are
+// engine/request's (re-exported in request.go); this file holds the
+// session that executes them.
 package engine
 
 import (
