@@ -99,6 +99,7 @@ test-go:
 FUZZ_TARGETS := engine/media:FuzzDecodeImage engine/media:FuzzDecodeWAV engine/media:FuzzWAVHeader engine/media:FuzzSniffOrientation \
 	engine/tokenizer:FuzzEncode engine/qwen3vl:FuzzParseConfig engine/videovae:FuzzReadConfig engine/audiovae:FuzzParseConfig app:FuzzParseGenerateArgs \
 	engine/safetensors:FuzzParseHeader engine/safetensors:FuzzParseIndex engine/snapshot:FuzzConfigs \
+	engine/dit:FuzzConfigFiles engine/qwen3vl:FuzzConfigFiles engine/videovae:FuzzConfigFiles engine/audiovae:FuzzConfigFiles \
 	engine/dit:FuzzParseConfig engine/videoapi:FuzzParseRequest engine/videoapi:FuzzParseMultipart \
 	engine/hfhub:FuzzParseTreePage engine/hfhub:FuzzNextLink engine/hfhub:FuzzParseMetadata \
 	ui/studio/sequence:FuzzParse \

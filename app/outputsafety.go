@@ -83,7 +83,7 @@ func readFramesFolder(dir string) (framesFolder, error) {
 			ff.frames = append(ff.frames, filepath.Join(dir, e.Name()))
 		}
 	}
-	ff.takeCount, ff.h3Take = isTakeRecord(filepath.Join(dir, "take.json"))
+	ff.takeCount, ff.h3Take = isTakeRecord(filepath.Join(dir, take.File))
 	return ff, nil
 }
 

@@ -100,7 +100,7 @@ func (s *Session) prepareConditions(ctx context.Context, m *models, p Plan, tick
 	c := &conditions{}
 	mc := p.ModelCanvas(r)
 	lh, lw := mc.Latent()
-	merge := m.qcfg.Vision.SpatialMergeSize
+	merge := m.Text.Vision.SpatialMergeSize
 	encOpts := func(base int, frames int) *videovae.EncodeOptions {
 		return &videovae.EncodeOptions{Noise: portableNoise{}, Progress: func(pr videovae.Progress) {
 			if pr.Total > 0 {
@@ -140,7 +140,7 @@ func (s *Session) prepareConditions(ctx context.Context, m *models, p Plan, tick
 		return l, nil
 	}
 	vision := func(img *image.RGBA) (qwen3vl.VisionInput, prompt.Grid, error) {
-		in, _, err := m.proc.Image(qwen3vl.RGBFromImage(img))
+		in, _, err := m.Processor.Image(qwen3vl.RGBFromImage(img))
 		if err != nil {
 			return in, prompt.Grid{}, err
 		}
@@ -212,7 +212,7 @@ func (s *Session) prepareReference(ctx context.Context, m *models, p Plan, ref R
 	encodeSound func(string, media.Audio) (*audiovae.Latents, error),
 	c *conditions) (denoise.Reference, error) {
 	r := p.Request
-	merge := m.qcfg.Vision.SpatialMergeSize
+	merge := m.Text.Vision.SpatialMergeSize
 	var dr denoise.Reference
 	sound := func(a media.Audio) error {
 		l, err := encodeSound(what, a)
@@ -272,7 +272,7 @@ func (s *Session) prepareReference(ctx context.Context, m *models, p Plan, ref R
 		for _, b := range blocks {
 			sampled = append(sampled, qwen3vl.RGBFromImage(frames[b.First]), qwen3vl.RGBFromImage(frames[b.Second]))
 		}
-		in, err := m.proc.Video(sampled)
+		in, err := m.Processor.Video(sampled)
 		if err != nil {
 			return dr, fmt.Errorf("engine: %s: %w", what, err)
 		}
@@ -322,7 +322,7 @@ func (s *Session) prepareReference(ctx context.Context, m *models, p Plan, ref R
 // frame (keyframes and pictures: 1; videos: the frames the VAE encodes) and
 // two per sound (one per stereo channel).
 func conditionUnits(p Plan) int {
-	n := len(p.anchors())
+	n := len(p.Anchors())
 	for _, rp := range p.References {
 		switch rp.Kind {
 		case RefImage:

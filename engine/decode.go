@@ -20,7 +20,7 @@ func (g *generation) decodeVideo() error {
 	if err := out.Begin(media.OutputFormat(oc.Width, oc.Height, r.Frames)); err != nil {
 		return fmt.Errorf("engine: output: %w", err)
 	}
-	z, err := videovae.WrapVolume(m.dcfg.InChannels, g.target.T, g.target.H, g.target.W, g.dres.Latents)
+	z, err := videovae.WrapVolume(m.DiT.InChannels, g.target.T, g.target.H, g.target.W, g.dres.Latents)
 	if err != nil {
 		return fmt.Errorf("engine: %w", err)
 	}
@@ -77,7 +77,7 @@ func (g *generation) decodeAudio() error {
 	if err := s.loadAudioVAE(m); err != nil {
 		return err
 	}
-	lat := &audiovae.Latents{Channels: layout.AudioChannels, C: m.dcfg.AudioInChannels, A: p.AudioLatents, Data: g.dres.AudioLatents}
+	lat := &audiovae.Latents{Channels: layout.AudioChannels, C: m.DiT.AudioInChannels, A: p.AudioLatents, Data: g.dres.AudioLatents}
 	// One unit per upsampling stage and the output stage, per channel.
 	t.begin(PhaseAudioDecode, layout.AudioChannels*(len(m.avae.Config.DecoderRates)+1), "blocks")
 	wave, err := m.avae.DecodeToWaveform(g.ctx, lat, &audiovae.DecodeOptions{Progress: func(pr audiovae.Progress) {

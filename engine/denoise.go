@@ -17,13 +17,13 @@ func (g *generation) denoise() error {
 	lh, lw := p.ModelCanvas(r).Latent()
 	g.target = layout.Grid{T: p.LatentFrames, H: lh, W: lw}
 	noise, err := sampler.InitialNoise(sampler.Portable, r.Seed, sampler.NoiseSpec{
-		Conditions: cond.visual, Video: layout.VideoShape{C: m.dcfg.InChannels, T: g.target.T, H: lh, W: lw},
-		AudioLatents: p.AudioLatents, AudioChannels: m.dcfg.AudioInChannels})
+		Conditions: cond.visual, Video: layout.VideoShape{C: m.DiT.InChannels, T: g.target.T, H: lh, W: lw},
+		AudioLatents: p.AudioLatents, AudioChannels: m.DiT.AudioInChannels})
 	if err != nil {
 		return fmt.Errorf("engine: %w", err)
 	}
 	cond.addNoise(noise)
-	audioNoise, err := layout.UnpackAudio(nil, noise.AudioRows, m.dcfg.AudioInChannels, p.AudioLatents)
+	audioNoise, err := layout.UnpackAudio(nil, noise.AudioRows, m.DiT.AudioInChannels, p.AudioLatents)
 	if err != nil {
 		return fmt.Errorf("engine: %w", err)
 	}
@@ -32,7 +32,7 @@ func (g *generation) denoise() error {
 	}
 	dreq := denoise.Request{Text: g.hidden, TextTags: g.tags, Target: g.target, AudioLatents: p.AudioLatents,
 		Keyframes: cond.keyframes, References: cond.references, VideoNoise: noise.Video, AudioNoise: audioNoise,
-		Controls: r.controls()}
+		Controls: r.Controls()}
 	t.begin(PhaseDenoise, r.Steps, "steps")
 	pv := &previewer{s: s, m: m, p: p, t: t, ctx: g.ctx}
 	obs := denoise.Observer{
@@ -80,9 +80,6 @@ type previewer struct {
 	err      error
 }
 
-// previewWindow is the latents a preview decodes (one decoder window).
-const previewWindow = 7
-
 func (pv *previewer) prepared(p *denoise.Prepared) {
 	pv.condRows = p.Layout.ConditionVideoRows
 	pv.vt = p.VideoTimesteps
@@ -94,7 +91,7 @@ func (pv *previewer) step(rec *denoise.StepRecord) {
 	if pv.err != nil || pv.ctx.Err() != nil {
 		return
 	}
-	m, c := pv.m, pv.m.dcfg
+	m, c := pv.m, pv.m.DiT
 	pd := c.PatchDim()
 	off := pv.condRows * pd
 	x, v := pv.prev[off:], rec.VideoVelocity[off:]
@@ -115,7 +112,7 @@ func (pv *previewer) step(rec *denoise.StepRecord) {
 		return
 	}
 	z, _ := videovae.WrapVolume(vs.C, vs.T, vs.H, vs.W, lat)
-	img, err := m.vvae.PreviewFrame(pv.ctx, z, previewWindow)
+	img, err := m.vvae.PreviewFrame(pv.ctx, z, videovae.PreviewWindow)
 	if err != nil || img == nil {
 		if err != nil && pv.ctx.Err() == nil {
 			pv.err = fmt.Errorf("engine: preview: %w", err)

@@ -8,22 +8,6 @@ import (
 	"h3studio/engine/plan"
 )
 
-// PhaseProfile is what one phase of a generation cost (h3studio generate
-// --profile).
-type PhaseProfile struct {
-	Phase Phase
-	Wall  time.Duration
-	// Units and Unit count the phase's work ("steps", "tiles", …).
-	Units int
-	Unit  string
-	// Dispatches and FLOPs are the backend's counters over the phase;
-	// PeakBytes the peak tracked storage (weights and activations on the
-	// backend) during it.
-	Dispatches int64
-	FLOPs      float64
-	PeakBytes  int64
-}
-
 // tracker turns phase progress into Events with elapsed time and an ETA,
 // and records each phase's profile. It runs on Generate's goroutine.
 type tracker struct {

@@ -3,34 +3,19 @@ package engine
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 
 	"h3studio/engine/audiovae"
 	"h3studio/engine/dit"
+	"h3studio/engine/partition"
 	"h3studio/engine/qwen3vl"
 	"h3studio/engine/safetensors"
 	"h3studio/engine/snapshot"
-	"h3studio/engine/tokenizer"
 	"h3studio/engine/videovae"
 )
 
-// partInfo is what a partition's configs say: read once (no weights) and
-// shared by Plan and Generate.
-type partInfo struct {
-	part snapshot.Partition
-
-	tok     *tokenizer.Tokenizer
-	textDir string
-	qcfg    *qwen3vl.Config
-	pcfg    qwen3vl.ProcessorConfig
-	proc    *qwen3vl.Processor
-
-	ditDir string
-	dcfg   dit.Config
-
-	vcfg *videovae.Config // nil when the partition has no video VAE
-	acfg *audiovae.Config // nil when it has no audio VAE
-}
+// partInfo is what a partition's configs say (engine/partition): read once
+// (no weights) and shared by Plan and Generate.
+type partInfo = partition.Configs
 
 // models are one partition's loaded components. The weights are loaded by
 // the phase that needs them and, as the memory mode allows, kept for the
@@ -56,11 +41,7 @@ type models struct {
 
 // componentError names the component a load failed in.
 func (s *Session) componentError(c *snapshot.Component, what string, err error) error {
-	where := what
-	if c != nil {
-		where = c.Where(s.snap.Root)
-	}
-	return fmt.Errorf("engine: %s: %w", where, err)
+	return partition.ComponentError(s.snap, c, what, err)
 }
 
 // partitionInfo reads a partition's tokenizer and configs on first use.
@@ -71,67 +52,9 @@ func (s *Session) partitionInfo(part snapshot.Partition) (*partInfo, error) {
 	if pi, ok := s.infos[part]; ok {
 		return pi, nil
 	}
-	pi := &partInfo{part: part}
-	need := func(k snapshot.Kind) (*snapshot.Component, error) {
-		c := s.snap.Find(part, k)
-		if c == nil {
-			return nil, fmt.Errorf("engine: the model folder has no %s %s (needed for %s)", part, k.Title(), map[snapshot.Partition]string{snapshot.FL2VA: "t2va and fl2va", snapshot.Ref2VA: "ref2va"}[part])
-		}
-		return c, nil
-	}
-	tc, err := need(snapshot.Tokenizer)
+	pi, err := partition.Read(s.snap, part, s.opts.Quant)
 	if err != nil {
 		return nil, err
-	}
-	if pi.tok, err = tokenizer.Load(tc.Dir); err != nil {
-		return nil, s.componentError(tc, "tokenizer", err)
-	}
-	te, err := need(snapshot.TextEncoder)
-	if err != nil {
-		return nil, err
-	}
-	pi.textDir = te.Dir
-	if pi.qcfg, err = qwen3vl.ReadConfig(te.Dir); err != nil {
-		return nil, s.componentError(te, "text encoder", err)
-	}
-	pcDir := te.Dir
-	if pc := s.snap.Find(part, snapshot.Processor); pc != nil {
-		pcDir = pc.Dir
-	}
-	if pi.pcfg, err = qwen3vl.ReadProcessorConfig(pcDir, pi.qcfg); err != nil {
-		return nil, s.componentError(te, "processor", err)
-	}
-	pi.proc = qwen3vl.NewProcessor(pi.qcfg, pi.pcfg)
-	if pi.tok.Len() > pi.qcfg.Text.VocabSize {
-		return nil, fmt.Errorf("engine: %s: the tokenizer has %d ids but the text encoder's vocabulary only %d: they do not belong together",
-			filepath.Dir(tc.Dir), pi.tok.Len(), pi.qcfg.Text.VocabSize)
-	}
-	tr, err := need(snapshot.Transformer)
-	if err != nil {
-		return nil, err
-	}
-	pi.ditDir = tr.Dir
-	if pi.dcfg, err = dit.ReadConfig(tr.ConfigDir); err != nil {
-		return nil, s.componentError(tr, "transformer", err)
-	}
-	if err := dit.CheckCheckpointQuant(tr.Dir, pi.dcfg, s.opts.Quant); err != nil {
-		return nil, s.componentError(tr, "transformer", err)
-	}
-	if pi.dcfg.TextDim != pi.qcfg.Text.HiddenSize {
-		return nil, fmt.Errorf("engine: the transformer reads %d-wide text conditioning but the text encoder is %d wide: they do not belong together", pi.dcfg.TextDim, pi.qcfg.Text.HiddenSize)
-	}
-	if c := s.snap.Find(part, snapshot.VideoVAE); c != nil {
-		if pi.vcfg, err = videovae.ReadConfig(c.ConfigDir, c.Dir); err != nil {
-			return nil, s.componentError(c, "video VAE", err)
-		}
-		if pi.vcfg.DecoderFFNHidden == 0 {
-			pi.vcfg.DecoderFFNHidden = videovae.DecoderFFNHidden(c.Dir)
-		}
-	}
-	if c := s.snap.Find(part, snapshot.AudioVAE); c != nil {
-		if pi.acfg, err = audiovae.ReadConfig(c.ConfigDir); err != nil {
-			return nil, s.componentError(c, "audio VAE", err)
-		}
 	}
 	s.infos[part] = pi
 	return pi, nil
@@ -172,7 +95,7 @@ func (g *generation) load() error {
 
 	// LoRAs: read and checked against this transformer before anything
 	// heavy runs; what they cannot apply is noted on the take.
-	ad, applied, err := loadLoRAs(m.dcfg, r.LoRAs)
+	ad, applied, err := loadLoRAs(m.DiT, r.LoRAs)
 	if err != nil {
 		return err
 	}
@@ -204,7 +127,7 @@ func (g *generation) load() error {
 // releases the other partition's weights (the two transformers never
 // coexist). Only the running Generate calls it.
 func (s *Session) partitionModels(part snapshot.Partition) (*models, error) {
-	if s.cur != nil && s.cur.part == part {
+	if s.cur != nil && s.cur.Partition == part {
 		return s.cur, nil
 	}
 	pi, err := s.partitionInfo(part)
@@ -228,9 +151,9 @@ func (s *Session) loadText(m *models, mode MemoryMode) error {
 	if mode == MemoryStreaming {
 		qm = qwen3vl.Streaming
 	}
-	t, err := qwen3vl.Load(m.textDir, s.opts.Backend, qwen3vl.LoadOptions{Mode: qm})
+	t, err := qwen3vl.Load(m.TextDir, s.opts.Backend, qwen3vl.LoadOptions{Mode: qm})
 	if err != nil {
-		return s.componentError(s.snap.Find(m.part, snapshot.TextEncoder), "text encoder", err)
+		return s.componentError(s.snap.Find(m.Partition, snapshot.TextEncoder), "text encoder", err)
 	}
 	m.text = t
 	s.counters.Loads.Add(1)
@@ -242,16 +165,16 @@ func (s *Session) loadDiT(m *models, mode MemoryMode) error {
 	if m.dit != nil {
 		return nil
 	}
-	c := s.snap.Find(m.part, snapshot.Transformer)
-	ck, err := safetensors.OpenDir(m.ditDir)
+	c := s.snap.Find(m.Partition, snapshot.Transformer)
+	ck, err := safetensors.OpenDir(m.DiTDir)
 	if err != nil {
 		return s.componentError(c, "transformer", err)
 	}
 	b := s.opts.Backend
-	src, qc := s.ditSource(context.Background(), m.ditDir, ck)
+	src, qc := s.ditSource(context.Background(), m.DiTDir, ck)
 	o := s.ditOptions(mode)
 	o.Adapters = m.adapters
-	dm, err := dit.Open(b, safetensors.NewBinder("dit", src, b), m.dcfg, o)
+	dm, err := dit.Open(b, safetensors.NewBinder("dit", src, b), m.DiT, o)
 	if err != nil {
 		ck.Close()
 		if qc != nil {
@@ -269,17 +192,17 @@ func (s *Session) loadVideoVAE(m *models) error {
 	if m.vvae != nil {
 		return nil
 	}
-	c := s.snap.Find(m.part, snapshot.VideoVAE)
+	c := s.snap.Find(m.Partition, snapshot.VideoVAE)
 	if c == nil {
-		return fmt.Errorf("engine: the model folder has no %s video VAE", m.part)
+		return fmt.Errorf("engine: the model folder has no %s video VAE", m.Partition)
 	}
-	v, err := videovae.Open(s.opts.Backend, c, &videovae.Options{StreamBlocks: s.opts.StreamVideoDecoder})
+	v, err := videovae.Open(s.opts.Backend, c.ConfigDir, c.Dir, &videovae.Options{StreamBlocks: s.opts.StreamVideoDecoder})
 	if err != nil {
 		return s.componentError(c, "video VAE", err)
 	}
-	if v.Config.LatentChannels != m.dcfg.InChannels {
+	if v.Config.LatentChannels != m.DiT.InChannels {
 		v.Close()
-		return fmt.Errorf("engine: the video VAE has %d latent channels, the transformer %d", v.Config.LatentChannels, m.dcfg.InChannels)
+		return fmt.Errorf("engine: the video VAE has %d latent channels, the transformer %d", v.Config.LatentChannels, m.DiT.InChannels)
 	}
 	m.vvae = v
 	s.counters.Loads.Add(1)
@@ -291,17 +214,17 @@ func (s *Session) loadAudioVAE(m *models) error {
 	if m.avae != nil {
 		return nil
 	}
-	c := s.snap.Find(m.part, snapshot.AudioVAE)
+	c := s.snap.Find(m.Partition, snapshot.AudioVAE)
 	if c == nil {
-		return fmt.Errorf("engine: the model folder has no %s audio VAE", m.part)
+		return fmt.Errorf("engine: the model folder has no %s audio VAE", m.Partition)
 	}
-	a, err := audiovae.Open(s.opts.Backend, c, nil)
+	a, err := audiovae.Open(s.opts.Backend, c.ConfigDir, c.Dir, nil)
 	if err != nil {
 		return s.componentError(c, "audio VAE", err)
 	}
-	if a.Config.LatentChannels != m.dcfg.AudioInChannels {
+	if a.Config.LatentChannels != m.DiT.AudioInChannels {
 		a.Close()
-		return fmt.Errorf("engine: the audio VAE has %d latent channels, the transformer %d", a.Config.LatentChannels, m.dcfg.AudioInChannels)
+		return fmt.Errorf("engine: the audio VAE has %d latent channels, the transformer %d", a.Config.LatentChannels, m.DiT.AudioInChannels)
 	}
 	m.avae = a
 	s.counters.Loads.Add(1)
@@ -352,16 +275,16 @@ func (m *models) release() {
 func (m *models) loaded() []string {
 	var out []string
 	if m.text != nil {
-		out = append(out, string(m.part)+"/text_encoder")
+		out = append(out, string(m.Partition)+"/text_encoder")
 	}
 	if m.dit != nil {
-		out = append(out, string(m.part)+"/transformer")
+		out = append(out, string(m.Partition)+"/transformer")
 	}
 	if m.vvae != nil {
-		out = append(out, string(m.part)+"/video_vae")
+		out = append(out, string(m.Partition)+"/video_vae")
 	}
 	if m.avae != nil {
-		out = append(out, string(m.part)+"/audio_vae")
+		out = append(out, string(m.Partition)+"/audio_vae")
 	}
 	return out
 }

@@ -2,8 +2,6 @@ package engine
 
 import (
 	"fmt"
-	"os"
-	"strings"
 
 	"h3studio/engine/dit"
 	"h3studio/engine/lora"
@@ -19,52 +17,6 @@ type AppliedLoRA = lora.Applied
 
 // ParseLoRA parses PATH[:STRENGTH[:ALPHA]].
 func ParseLoRA(s string) (LoRA, error) { return lora.ParseUse(s) }
-
-// Turbo presets: the distilled lightx2v / larryvrh Turbo LoRAs run 4 to 8
-// Euler passes without CFG, video shift 12 and audio shift 3 when trained
-// at 544p, video shift 6 at 768p (shared/research/formats-and-peers.md
-// §1.3). Steps counts passes, as h3.c's --steps does: diffusers' and
-// SGLang's num_inference_steps counts the N+1 sigma grid points instead,
-// so their 5 is a Turbo 4.
-var TurboSteps = []int{4, 6, 8}
-
-// Turbo shifts by canvas class.
-const (
-	TurboVideoShift544 = 12.0
-	TurboVideoShift768 = 6.0
-	TurboAudioShift    = 3.0
-)
-
-// turboShifts are the shifts of the Turbo preset for a w×h canvas: the
-// 768p class (1344×768 and its portrait, anything with a short edge of
-// 700 or more) uses shift 6, smaller canvases the 544p training's 12.
-func turboShifts(w, h int) (video, audio float64) {
-	if min(w, h) >= 700 {
-		return TurboVideoShift768, TurboAudioShift
-	}
-	return TurboVideoShift544, TurboAudioShift
-}
-
-// resolveLoRAs checks the request's LoRAs without reading their weights:
-// each file exists and is a regular file, strengths are finite.
-func resolveLoRAs(r Request) error {
-	for i, l := range r.LoRAs {
-		if l.Path == "" {
-			return reqErr("lora", "LoRA %d names no file", i+1)
-		}
-		st, err := os.Stat(l.Path)
-		if err != nil {
-			return reqErr("lora", "%s: %v", l.Path, err)
-		}
-		if !st.Mode().IsRegular() {
-			return reqErr("lora", "%s is not a file", l.Path)
-		}
-		if _, err := lora.ParseUse(l.String()); err != nil {
-			return reqErr("lora", "%v", err)
-		}
-	}
-	return nil
-}
 
 // loadLoRAs reads the request's LoRAs for transformer cfg.
 func loadLoRAs(cfg dit.Config, uses []LoRA) (dit.Adapters, []AppliedLoRA, error) {
@@ -101,42 +53,9 @@ func adapterKey(applied []AppliedLoRA, uses []LoRA) string {
 	return k
 }
 
-// LoRAInfo summarises a LoRA file from its header (no weight is read).
-type LoRAInfo struct {
-	Format  string // key families, e.g. "diffusers/PEFT"
-	Modules int
-	Ranks   []int
-	Size    int64
-	Unknown int // tensors that name no MiniMax-H3 module
-}
-
-// Summary is a one-line description: "diffusers/PEFT, 312 modules, rank 128, 1.29 GiB".
-func (i LoRAInfo) Summary() string {
-	rs := make([]string, len(i.Ranks))
-	for k, r := range i.Ranks {
-		rs[k] = fmt.Sprint(r)
-	}
-	s := fmt.Sprintf("%s, %d modules", i.Format, i.Modules)
-	if len(rs) > 0 {
-		s += ", rank " + strings.Join(rs, "/")
-	}
-	s += fmt.Sprintf(", %.2f GiB", float64(i.Size)/(1<<30))
-	if i.Unknown > 0 {
-		s += fmt.Sprintf(", %d tensors it cannot apply", i.Unknown)
-	}
-	return s
-}
+// LoRAInfo summarises a LoRA file from its header (engine/lora).
+type LoRAInfo = lora.Info
 
 // InspectLoRA reads a LoRA file's header and checks that it is a
 // MiniMax-H3 LoRA in a known format.
-func InspectLoRA(path string) (LoRAInfo, error) {
-	f, err := lora.ReadShapes(path)
-	if err != nil {
-		return LoRAInfo{}, err
-	}
-	var formats []string
-	for _, x := range f.Formats() {
-		formats = append(formats, string(x))
-	}
-	return LoRAInfo{Format: strings.Join(formats, " + "), Modules: len(f.Modules), Ranks: f.Ranks(), Size: f.Size, Unknown: len(f.Unknown)}, nil
-}
+func InspectLoRA(path string) (LoRAInfo, error) { return lora.Inspect(path) }

@@ -13,7 +13,9 @@ import (
 	"h3studio/engine/plan"
 	"h3studio/engine/prompt"
 	"h3studio/engine/qwen3vl"
+	"h3studio/engine/request"
 	"h3studio/engine/snapshot"
+	"h3studio/engine/videovae"
 )
 
 // Predictions. Plan predicts each phase's work from shapes alone with
@@ -29,7 +31,7 @@ func (s *Session) Plan(r Request) (Plan, error) {
 	if r.Memory == "" {
 		r.Memory = s.opts.Memory
 	}
-	p, err := resolve(r, s.facts, probeWith(s.opts.Opener))
+	p, err := request.Resolve(r, s.facts, request.ProbeWith(s.opts.Opener))
 	if err != nil {
 		return p, err
 	}
@@ -106,15 +108,11 @@ var phases = plan.Phases[Phase]{
 	FLOPs: map[Phase]bool{PhaseText: true, PhaseDenoise: true, PhaseVideoDecode: true, PhaseAudioDecode: true},
 }
 
-// workPlan is the predicted work of a plan's phases.
-type workPlan struct {
-	work  plan.Work[Phase]
-	peak  int64 // predicted peak storage of the chosen mode (0: unknown)
-	notes []string
-}
+// workPlan is the predicted work of a plan's phases (request.Prediction).
+type workPlan = request.Prediction
 
 func (s *Session) newEstimate(p Plan) *plan.Progress[Phase] {
-	return plan.NewProgress(s.est, p.work.work)
+	return plan.NewProgress(s.est, p.Prediction.Work)
 }
 
 // predict fills a resolved plan's predictions: packed rows, work per phase,
@@ -142,14 +140,14 @@ func (s *Session) predict(p *Plan) {
 		s.preds.Put(key, c)
 	}
 	w := c.w
-	w.work = maps.Clone(c.w.work)
+	w.Work = maps.Clone(c.w.Work)
 	p.TextRows, p.Rows = c.textRows, c.rows
 	copy(p.References, c.refs)
-	w.work[PhaseLoad] = float64(s.componentsToLoad(pi.part, p.Task, s.memoryModeFor(p.Request.Memory)))
-	p.work = w
-	p.PeakBytes = w.peak
-	p.Estimate = s.est.Total(w.work)
-	p.Notes = append(p.Notes, w.notes...)
+	w.Work[PhaseLoad] = float64(s.componentsToLoad(pi.Partition, p.Task, s.memoryModeFor(p.Request.Memory)))
+	p.Prediction = w
+	p.PeakBytes = w.Peak
+	p.Estimate = s.est.Total(w.Work)
+	p.Notes = append(p.Notes, w.Notes...)
 }
 
 // cachedPrediction is a plan's prediction, kept by predictionKey: the GUI
@@ -182,7 +180,7 @@ func newPredictionKey(p *Plan) predictionKey {
 	r := p.Request
 	k := predictionKey{task: p.Task, prompt: r.Prompt, width: r.Width, height: r.Height, rw: r.RenderWidth, rh: r.RenderHeight, frames: r.Frames,
 		controls: [4]int{r.Steps, r.Reuse, r.Layers, r.CoreReuse}, tokenReduction: r.TokenReduction, preview: r.Preview, memory: r.Memory,
-		anchors: len(p.anchors()), refImageSize: string(r.RefImageSize), refVideoCanvas: string(r.RefVideoCanvas), nrefs: len(p.References)}
+		anchors: len(p.Anchors()), refImageSize: string(r.RefImageSize), refVideoCanvas: string(r.RefVideoCanvas), nrefs: len(p.References)}
 	copy(k.refs[:], p.References)
 	k.shifts = [2]float64{r.VideoShift, r.AudioShift}
 	for _, l := range r.LoRAs {
@@ -244,7 +242,7 @@ func textRows(pi *partInfo, p *Plan) (int, []qwen3vl.Grid, error) {
 	t := plan.Text{Prompt: r.Prompt, Task: prompt.T2VA, Canvas: p.ModelCanvas(r)}
 	switch p.Task {
 	case TaskFL2VA:
-		t.Task, t.Keyframes = prompt.FL2VA, len(p.anchors())
+		t.Task, t.Keyframes = prompt.FL2VA, len(p.Anchors())
 	case TaskRef2VA:
 		t.Task = prompt.Ref2VA
 		for _, rp := range p.References {
@@ -258,17 +256,17 @@ func textRows(pi *partInfo, p *Plan) (int, []qwen3vl.Grid, error) {
 			t.References = append(t.References, plan.TextReference{Kind: k, Width: rp.Width, Height: rp.Height, QwenFrames: rp.QwenFrames, Sound: rp.Sound})
 		}
 	}
-	return plan.TextRows(pi.tok, pi.qcfg, pi.pcfg, pi.proc.Factor(), t)
+	return plan.TextRows(pi.Tokenizer, pi.Text, pi.ProcessorConfig, pi.Processor.Factor(), t)
 }
 
 // predictWork predicts every phase's work and the peak storage.
 func (s *Session) predictWork(pi *partInfo, p *Plan) (workPlan, error) {
 	r := p.Request
-	w := workPlan{work: plan.Work[Phase]{}}
+	w := workPlan{Work: plan.Work[Phase]{}}
 	for i := range p.References {
 		rp := &p.References[i]
-		if rp.VAEFrames > 0 && pi.vcfg != nil {
-			rp.LatentFrames = pi.vcfg.Temporal().EncodeLatents(rp.VAEFrames)
+		if rp.VAEFrames > 0 && pi.VideoVAE != nil {
+			rp.LatentFrames = pi.VideoVAE.Temporal().EncodeLatents(rp.VAEFrames)
 		}
 	}
 	L, grids, err := textRows(pi, p)
@@ -278,60 +276,52 @@ func (s *Session) predictWork(pi *partInfo, p *Plan) (workPlan, error) {
 	p.TextRows = L
 	mode := s.memoryModeFor(p.Request.Memory)
 	lh, lw := p.ModelCanvas(r).Latent()
-	loop := plan.Loop{TextRows: L, Target: layout.Grid{T: p.LatentFrames, H: lh, W: lw}, AudioLatents: p.AudioLatents, Controls: r.controls()}
-	if loop.Adapters, err = lora.Shapes(pi.dcfg, r.LoRAs); err != nil {
+	loop := plan.Loop{TextRows: L, Target: layout.Grid{T: p.LatentFrames, H: lh, W: lw}, AudioLatents: p.AudioLatents, Controls: r.Controls()}
+	if loop.Adapters, err = lora.Shapes(pi.DiT, r.LoRAs); err != nil {
 		return w, err
 	}
 	switch p.Task {
 	case TaskFL2VA:
-		loop.Keyframes = p.anchors()
+		loop.Keyframes = p.Anchors()
 	case TaskRef2VA:
 		for _, rp := range p.References {
-			loop.References = append(loop.References, rp.latentSpec())
+			loop.References = append(loop.References, rp.LatentSpec())
 		}
 	}
-	pr, err := plan.Predict(plan.Request{Text: pi.qcfg, DiT: pi.dcfg, Video: pi.vcfg, Audio: pi.acfg, Grids: grids, Loop: loop, Streaming: mode == MemoryStreaming})
+	pr, err := plan.Predict(plan.Request{Text: pi.Text, DiT: pi.DiT, Video: pi.VideoVAE, Audio: pi.AudioVAE, Grids: grids, Loop: loop, Streaming: mode == MemoryStreaming})
 	if err != nil {
 		return w, err
 	}
 	p.Rows = pr.Rows
-	w.peak = pr.Peak
-	w.work[PhaseText] = pr.TextFLOPs
-	w.work[PhaseDenoise] = pr.DenoiseFLOPs
-	if pf, err := previewDecodeFLOPs(pi.vcfg, p); err == nil {
-		w.work[PhaseDenoise] += pf
+	w.Peak = pr.Peak
+	w.Work[PhaseText] = pr.TextFLOPs
+	w.Work[PhaseDenoise] = pr.DenoiseFLOPs
+	if r := p.Request; r.Preview {
+		lh, lw := p.ModelCanvas(r).Latent()
+		if pf, err := videovae.PreviewFLOPs(pi.VideoVAE, r.Steps, p.LatentFrames, lh, lw); err == nil {
+			w.Work[PhaseDenoise] += pf
+		}
 	}
-	if pi.vcfg != nil {
-		w.work[PhaseVideoDecode] = pr.VideoDecodeFLOPs
+	if pi.VideoVAE != nil {
+		w.Work[PhaseVideoDecode] = pr.VideoDecodeFLOPs
 	}
-	if pi.acfg != nil {
-		w.work[PhaseAudioDecode] = pr.AudioDecodeFLOPs
+	if pi.AudioVAE != nil {
+		w.Work[PhaseAudioDecode] = pr.AudioDecodeFLOPs
 	}
 	if p.Task != TaskT2VA {
-		w.work[PhaseReferences] = float64(conditionUnits(*p))
-		w.notes = append(w.notes, "the memory estimate leaves out encoding the conditions")
+		w.Work[PhaseReferences] = float64(conditionUnits(*p))
+		w.Notes = append(w.Notes, "the memory estimate leaves out encoding the conditions")
 	}
-	w.work[PhaseLoad] = float64(s.componentsToLoad(pi.part, p.Task, mode))
-	w.work[PhaseExport] = float64(r.Frames)
+	w.Work[PhaseLoad] = float64(s.componentsToLoad(pi.Partition, p.Task, mode))
+	w.Work[PhaseExport] = float64(r.Frames)
 	return w, nil
-}
-
-// latentSpec is a reference's place in the packed sequence.
-func (rp ReferencePlan) latentSpec() layout.Reference {
-	switch rp.Kind {
-	case RefAudio:
-		return layout.Reference{Kind: layout.RefAudio, AudioLatents: rp.AudioLatents}
-	case RefImage:
-		return layout.Reference{Kind: layout.RefImage, Latent: layout.Grid{T: 1, H: rp.Height / 16, W: rp.Width / 16}}
-	}
-	return layout.Reference{Kind: layout.RefVideo, Latent: layout.Grid{T: rp.LatentFrames, H: rp.Height / 16, W: rp.Width / 16}, AudioLatents: rp.AudioLatents}
 }
 
 // componentsToLoad counts the components a generation would load now.
 func (s *Session) componentsToLoad(part snapshot.Partition, task Task, mode MemoryMode) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.busy || s.cur == nil || s.cur.part != part || s.cur.loadedMode != mode {
+	if s.busy || s.cur == nil || s.cur.Partition != part || s.cur.loadedMode != mode {
 		return 4
 	}
 	n := 0

@@ -1,3 +1,11 @@
+// Package engine runs MiniMax-H3 text/image/video/audio-to-video+audio
+// generation: the façade the GUI, the CLI and tests drive the same way.
+// Phases mirror diffusers' modular pipeline: encode, prepare, denoise,
+// decode.
+//
+// The request, plan, event and result types and the request rules are
+// engine/request's (re-exported in request.go); this file holds the
+// session that executes them.
 package engine
 
 import (
@@ -153,20 +161,20 @@ func (s *Session) readFacts() error {
 	f := &s.facts
 	if c := s.snap.Find(snapshot.FL2VA, snapshot.Transformer); c != nil {
 		f.HasFL2VA = true
-		n, err := transformerBlocks(c.ConfigDir)
+		cfg, err := dit.ReadConfig(c.ConfigDir)
 		if err != nil {
-			return err
+			return fmt.Errorf("engine: %w", err)
 		}
-		f.Blocks = n
+		f.Blocks = cfg.NumLayers
 	}
 	if c := s.snap.Find(snapshot.Ref2VA, snapshot.Transformer); c != nil {
 		f.HasRef2VA = true
 		if f.Blocks == 0 {
-			n, err := transformerBlocks(c.ConfigDir)
+			cfg, err := dit.ReadConfig(c.ConfigDir)
 			if err != nil {
-				return err
+				return fmt.Errorf("engine: %w", err)
 			}
-			f.Blocks = n
+			f.Blocks = cfg.NumLayers
 		}
 	}
 	if !f.HasFL2VA && !f.HasRef2VA {
@@ -197,24 +205,6 @@ func (s *Session) readFacts() error {
 		break
 	}
 	return nil
-}
-
-func transformerBlocks(dir string) (int, error) {
-	p := filepath.Join(dir, "config.json")
-	b, err := os.ReadFile(p)
-	if err != nil {
-		return 0, fmt.Errorf("engine: transformer config: %w", err)
-	}
-	var c struct {
-		NumLayers int `json:"num_layers"`
-	}
-	if err := json.Unmarshal(b, &c); err != nil {
-		return 0, fmt.Errorf("engine: %s: %w", p, err)
-	}
-	if c.NumLayers <= 0 {
-		return 0, fmt.Errorf("engine: %s: num_layers must be positive", p)
-	}
-	return c.NumLayers, nil
 }
 
 // Model describes the opened model ("MiniMax-H3", or the demo model).
@@ -355,11 +345,11 @@ func (s *Session) Close() error {
 func (s *Session) modelID(m *models) string {
 	h := sha256.New()
 	for _, name := range []string{"config.json", "model.safetensors.index.json", "diffusion_pytorch_model.safetensors.index.json"} {
-		if b, err := os.ReadFile(filepath.Join(m.ditDir, name)); err == nil {
+		if b, err := os.ReadFile(filepath.Join(m.DiTDir, name)); err == nil {
 			h.Write(b)
 		}
 	}
-	id := string(m.part) + " " + hex.EncodeToString(h.Sum(nil))[:16]
+	id := string(m.Partition) + " " + hex.EncodeToString(h.Sum(nil))[:16]
 	if s.facts.Demo {
 		id = "demo " + id
 	}

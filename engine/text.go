@@ -30,7 +30,7 @@ func (g *generation) encodeText() error {
 // cache without running — or, when it is not resident, loading — the text
 // encoder.
 func (s *Session) encodeText(ctx context.Context, m *models, mode MemoryMode, c *conditions, t *tracker) (*compute.Tensor, []int64, bool, error) {
-	pres, err := prompt.Present(m.tok, c.present, prompt.Options{EmptyPrompt: prompt.PadEmpty})
+	pres, err := prompt.Present(m.Tokenizer, c.present, prompt.Options{EmptyPrompt: prompt.PadEmpty})
 	if err != nil {
 		return nil, nil, false, fmt.Errorf("engine: %w", err)
 	}
@@ -39,7 +39,7 @@ func (s *Session) encodeText(ctx context.Context, m *models, mode MemoryMode, c 
 		in.IDs[i] = int64(id)
 	}
 	key := s.textKey(m, in)
-	layers := m.qcfg.TapLayers()
+	layers := m.Text.TapLayers()
 	total := layers + len(pres.Blocks)
 	if e, ok := s.cond.Get(key); ok {
 		h, tags, err := qwen3vl.FromCacheEntry(s.opts.Backend, e)
@@ -92,7 +92,7 @@ func isLayerName(name string) bool {
 // checkpoint (config and shard headers, not the weights), the layers run,
 // the precision, the token ids and the vision pixels.
 func (s *Session) textKey(m *models, in *qwen3vl.Input) condcache.Key {
-	h := condcache.NewHasher("engine.text/v1").String(s.textIdentity(m)).Int(int64(m.qcfg.TapLayers())).
+	h := condcache.NewHasher("engine.text/v1").String(s.textIdentity(m)).Int(int64(m.Text.TapLayers())).
 		String(compute.BF16.String()).Int64s(in.IDs)
 	for _, set := range [][]qwen3vl.VisionInput{in.Images, in.Videos} {
 		h.Int(int64(len(set)))
@@ -106,10 +106,10 @@ func (s *Session) textKey(m *models, in *qwen3vl.Input) condcache.Key {
 // textIdentity is the text encoder's checkpoint identity
 // (qwen3vl.CheckpointIdentity), computed once per folder.
 func (s *Session) textIdentity(m *models) string {
-	if id, ok := s.textID[m.textDir]; ok {
+	if id, ok := s.textID[m.TextDir]; ok {
 		return id
 	}
-	id := qwen3vl.CheckpointIdentity(m.textDir)
-	s.textID[m.textDir] = id
+	id := qwen3vl.CheckpointIdentity(m.TextDir)
+	s.textID[m.TextDir] = id
 	return id
 }

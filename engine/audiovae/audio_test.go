@@ -13,7 +13,6 @@ import (
 
 	"h3studio/engine/compute/cpu"
 	"h3studio/engine/safetensors"
-	"h3studio/engine/snapshot"
 )
 
 func tinyModel(t testing.TB) *Model {
@@ -22,7 +21,7 @@ func tinyModel(t testing.TB) *Model {
 	if err := WriteTestModel(dir, TinyConfig(), 1); err != nil {
 		t.Fatal(err)
 	}
-	m, err := Open(cpu.New(cpu.Options{}), &snapshot.Component{Kind: snapshot.AudioVAE, Layout: snapshot.Original, Dir: dir, ConfigDir: dir}, nil)
+	m, err := Open(cpu.New(cpu.Options{}), dir, dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,7 +225,7 @@ func TestDecodeRefusesNonFiniteOutput(t *testing.T) {
 	if err := safetensors.Write(path, entries, meta); err != nil {
 		t.Fatal(err)
 	}
-	m, err := Open(cpu.New(cpu.Options{}), &snapshot.Component{Kind: snapshot.AudioVAE, Layout: snapshot.Original, Dir: dir, ConfigDir: dir}, nil)
+	m, err := Open(cpu.New(cpu.Options{}), dir, dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,11 +6,11 @@ import (
 	"os"
 	"path/filepath"
 
-	"h3studio/engine/snapshot"
+	"h3studio/engine/configfile"
 )
 
-// Layout is the on-disk form of the audio VAE: snapshot's layouts.
-type Layout = snapshot.Layout
+// Layout is the on-disk form of the audio VAE: the snapshot layouts.
+type Layout = configfile.Layout
 
 // The released layouts (H3-ENCODERS-VAES.md §2, §9.1). Tensor names are
 // identical in both; only the configs differ.
@@ -19,10 +19,10 @@ const (
 	// metadata.json (DAC kwargs), model.safetensors. BigVGAN's fixed tables
 	// are not stored: kernels 2u − u mod 2, resblocks [3, 7, 11] × [1, 3, 5],
 	// 8 attention heads (diffusers' converter).
-	Original = snapshot.Original
+	Original = configfile.Original
 	// Diffusers: audio_vae/config.json (AutoencoderKLMiniMaxH3Audio) with
 	// every value, diffusion_pytorch_model.safetensors.
-	Diffusers = snapshot.Diffusers
+	Diffusers = configfile.Diffusers
 )
 
 // Config is the audio VAE geometry. Field names follow diffusers'
@@ -169,7 +169,7 @@ func ParseConfig(path string, raw []byte, metaPath string, meta []byte) (*Config
 		return nil, fmt.Errorf("audiovae: %s: _class_name %q is neither MiniMaxH3AudioVAE (original layout) nor AutoencoderKLMiniMaxH3Audio (diffusers)", path, d.Class)
 	}
 	var err error
-	if c.LatentsMean, c.LatentsStd, err = snapshot.LatentStats(path, d.Mean, d.Std); err != nil {
+	if c.LatentsMean, c.LatentsStd, err = configfile.LatentStats(path, d.Mean, d.Std); err != nil {
 		return nil, fmt.Errorf("audiovae: %w", err)
 	}
 	if err := c.Validate(); err != nil {
@@ -284,7 +284,7 @@ func (c *Config) Validate() error {
 			return bad("resblock %d has no dilations", i)
 		}
 	}
-	if err := snapshot.CheckLatentStats(c.LatentsMean, c.LatentsStd, c.LatentChannels); err != nil {
+	if err := configfile.CheckLatentStats(c.LatentsMean, c.LatentsStd, c.LatentChannels); err != nil {
 		return bad("%v", err)
 	}
 	if c.SampleRate < 1 {

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"h3studio/engine/compute/cpu"
-	"h3studio/engine/snapshot"
 )
 
 // EstimateDecode equals the CPU backend's counters on a real decode:
@@ -17,7 +16,7 @@ func TestDecodeCostMatchesBackendCounters(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := cpu.New(cpu.Options{})
-	m, err := Open(b, &snapshot.Component{Kind: snapshot.AudioVAE, Dir: dir, ConfigDir: dir}, &Options{DecoderOnly: true})
+	m, err := Open(b, dir, dir, &Options{DecoderOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,6 @@ import (
 
 	"h3studio/engine/compute/testbackend"
 	"h3studio/engine/safetensors"
-	"h3studio/engine/snapshot"
 )
 
 // TestEncoderModelParity: the reduced oracle fixture (testdata/README):
@@ -22,7 +21,7 @@ func TestEncoderModelParity(t *testing.T) {
 	}
 	defer f.Close()
 	dir := "testdata/encoder/audio_vae"
-	m, err := Open(testbackend.New(t), &snapshot.Component{Kind: snapshot.AudioVAE, Layout: snapshot.Original, Dir: dir, ConfigDir: dir}, nil)
+	m, err := Open(testbackend.New(t), dir, dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

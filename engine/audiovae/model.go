@@ -21,7 +21,6 @@ import (
 	"h3studio/engine/compute"
 	"h3studio/engine/nn"
 	"h3studio/engine/safetensors"
-	"h3studio/engine/snapshot"
 )
 
 // Options configure loading; the zero value loads everything.
@@ -40,22 +39,15 @@ type Model struct {
 	ck     *safetensors.Checkpoint
 }
 
-// Open reads the config of a discovered component and binds its weights.
-func Open(b compute.Backend, c *snapshot.Component, o *Options) (*Model, error) {
-	if c == nil {
-		return nil, errors.New("audiovae: the snapshot has no audio_vae/")
-	}
-	cfg, err := ReadConfig(c.ConfigDir)
+// Open reads the config in configDir, maps the weights in weightsDir and
+// binds them on b (a snapshot.Component's ConfigDir and Dir).
+func Open(b compute.Backend, configDir, weightsDir string, o *Options) (*Model, error) {
+	cfg, err := ReadConfig(configDir)
 	if err != nil {
 		return nil, err
 	}
-	ck, err := safetensors.OpenDir(c.Dir)
+	m, ck, err := safetensors.BindDir("audiovae", weightsDir, b, func(w *safetensors.Binder) (*Model, error) { return Load(b, w, cfg, o) })
 	if err != nil {
-		return nil, fmt.Errorf("audiovae: %w", err)
-	}
-	m, err := Load(b, safetensors.NewBinder("audiovae", ck, b), cfg, o)
-	if err != nil {
-		ck.Close()
 		return nil, err
 	}
 	m.ck = ck

@@ -9,17 +9,12 @@ import (
 	"h3studio/engine/compute"
 	"h3studio/engine/compute/testbackend"
 	"h3studio/engine/safetensors"
-	"h3studio/engine/snapshot"
 )
 
 func openLayout(t testing.TB, b compute.Backend, layout string) *Model {
 	t.Helper()
 	dir := filepath.Join("testdata", layout, "audio_vae")
-	l := snapshot.Original
-	if layout == "diffusers" {
-		l = snapshot.Diffusers
-	}
-	m, err := Open(b, &snapshot.Component{Kind: snapshot.AudioVAE, Layout: l, Dir: dir, ConfigDir: dir}, &Options{DecoderOnly: true})
+	m, err := Open(b, dir, dir, &Options{DecoderOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}

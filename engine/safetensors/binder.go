@@ -284,3 +284,20 @@ func (w *Binder) Finish(ignored ...string) error {
 
 // ConvertedBytes is the storage made by dtype conversions at load.
 func (w *Binder) ConvertedBytes() int64 { return w.st.copies }
+
+// BindDir maps the checkpoint in dir and runs load with a binder of it for
+// component on b. On success the caller owns the checkpoint (the bound
+// tensors may point into its mapping); on failure it is closed.
+func BindDir[T any](component, dir string, b compute.Backend, load func(*Binder) (T, error)) (T, *Checkpoint, error) {
+	var zero T
+	ck, err := OpenDir(dir)
+	if err != nil {
+		return zero, nil, fmt.Errorf("%s: %w", component, err)
+	}
+	m, err := load(NewBinder(component, ck, b))
+	if err != nil {
+		ck.Close()
+		return zero, nil, err
+	}
+	return m, ck, nil
+}

@@ -7,13 +7,16 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 
+	"h3studio/engine/audiovae"
 	"h3studio/engine/compute"
+	"h3studio/engine/dit"
+	"h3studio/engine/qwen3vl"
 	"h3studio/engine/safetensors"
+	"h3studio/engine/videovae"
 )
 
 // DTypeStat summarises a component's tensors of one dtype.
@@ -41,7 +44,7 @@ type ComponentReport struct {
 	// "" when the component is sound.
 	Error    string   `json:"error,omitempty"`
 	Warnings []string `json:"warnings,omitempty"`
-	// Config is the typed configuration (*TransformerConfig, …) when it
+	// Config is the typed configuration (*dit.ConfigFile, …) when it
 	// parsed.
 	Config any `json:"-"`
 
@@ -350,14 +353,14 @@ func inspectComponent(root string, c *Component) *ComponentReport {
 	var weightsDir, weightsFile, namedBy string
 	switch c.Kind {
 	case Transformer:
-		cfg, err := ReadTransformerConfig(filepath.Join(c.ConfigDir, "config.json"))
+		cfg, err := dit.ReadConfigFile(filepath.Join(c.ConfigDir, "config.json"))
 		if err != nil {
 			return fail(err)
 		}
 		cr.Config = cfg
 		weightsDir = c.Dir
 	case TextEncoder:
-		cfg, err := ReadTextEncoderConfig(filepath.Join(c.ConfigDir, "config.json"))
+		cfg, err := qwen3vl.ReadConfigFile(filepath.Join(c.ConfigDir, "config.json"))
 		if err != nil {
 			return fail(err)
 		}
@@ -376,7 +379,7 @@ func inspectComponent(root string, c *Component) *ComponentReport {
 		}
 		cr.Config = cfg
 	case VideoVAE:
-		cfg, err := ReadVideoVAEConfig(c.ConfigDir, c.Layout)
+		cfg, err := videovae.ReadConfigFile(c.ConfigDir, c.Layout)
 		if err != nil {
 			return fail(err)
 		}
@@ -386,7 +389,7 @@ func inspectComponent(root string, c *Component) *ComponentReport {
 			return fail(&ConfigError{Path: cfg.Path, Field: "source_path", Rule: fmt.Sprintf("names the folder %s, which is missing", rel(root, weightsDir))})
 		}
 	case AudioVAE:
-		cfg, err := ReadAudioVAEConfig(c.ConfigDir, c.Layout)
+		cfg, err := audiovae.ReadConfigFile(c.ConfigDir, c.Layout)
 		if err != nil {
 			return fail(err)
 		}
@@ -411,8 +414,8 @@ func inspectComponent(root string, c *Component) *ComponentReport {
 		return fail(err)
 	}
 	cr.Shards = len(ck.Files)
-	if tc, ok := cr.Config.(*TransformerConfig); ok {
-		if err := checkDepth(tc, ck); err != nil {
+	if tc, ok := cr.Config.(*dit.ConfigFile); ok {
+		if err := tc.CheckWeights(ck); err != nil {
 			return fail(err)
 		}
 	}
@@ -499,48 +502,4 @@ func parallel(n int, fn func(i int)) {
 		}()
 	}
 	wg.Wait()
-}
-
-// checkDepth compares the transformer config's depth with the blocks its
-// weights hold (blocks.N. or transformer_blocks.N., and the refiner's):
-// a config.json whose num_layers disagrees with its checkpoint cannot be
-// loaded, so the pair is corrupt. Weights without any block tensor are not
-// judged here (loading names every missing tensor).
-func checkDepth(c *TransformerConfig, ck *safetensors.Checkpoint) error {
-	count := func(prefixes ...string) int {
-		n := 0
-		for _, name := range ck.Names() {
-			for _, p := range prefixes {
-				rest, ok := strings.CutPrefix(name, p)
-				if !ok {
-					continue
-				}
-				idx, _, _ := strings.Cut(rest, ".")
-				if i, err := strconv.Atoi(idx); err == nil && i >= 0 && i+1 > n {
-					n = i + 1
-				}
-			}
-		}
-		return n
-	}
-	key := func(orig, diff string) string {
-		if c.KeySet == "original" {
-			return orig
-		}
-		return diff
-	}
-	for _, d := range []struct {
-		field    string
-		config   int
-		prefixes []string
-	}{
-		{"num_layers", c.NumLayers, []string{"blocks.", "transformer_blocks."}},
-		{key("token_refiner_num_layers", "num_refiner_layers"), c.NumRefinerLayers, []string{"token_refiner.blocks.", "token_refiner.refiner_blocks."}},
-	} {
-		if have := count(d.prefixes...); have > 0 && have != d.config {
-			return &ConfigError{Path: c.Path, Field: d.field, Rule: fmt.Sprintf("is %d but the weights in %s hold %d blocks: the config does not describe them",
-				d.config, filepath.Base(ck.Dir), have)}
-		}
-	}
-	return nil
 }

@@ -1,6 +1,9 @@
-// Package snapshot discovers MiniMax-H3 checkpoint folders on disk, reads and
-// validates their configurations, and tells which components and tasks they
-// provide.
+// Package snapshot discovers MiniMax-H3 checkpoint folders on disk, reads
+// the snapshot-level configuration files (model_index.json, scheduler,
+// tokenizer and processor files), and tells which components and tasks they
+// provide. Each component's config.json is read by the component's package
+// (dit, qwen3vl, videovae, audiovae); Inspect assembles the report from those
+// readers.
 //
 // Two layouts are recognised (spec H3-DIT.md §1, H3-ENCODERS-VAES.md §2):
 //
@@ -26,6 +29,8 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+
+	"h3studio/engine/configfile"
 )
 
 // Kind is a model component.
@@ -75,27 +80,16 @@ const (
 // Partitions lists both partitions.
 var Partitions = []Partition{FL2VA, Ref2VA}
 
-// Layout is an on-disk layout.
-type Layout uint8
+// Layout is an on-disk layout (configfile's, which the component readers
+// share).
+type Layout = configfile.Layout
 
 // Layouts.
 const (
-	Original  Layout = iota + 1 // FL2VA/ and Ref2VA/ partitions
-	Diffusers                   // diffusers root layout
-	Loose                       // component folders at the root without a model_index.json
+	Original  = configfile.Original  // FL2VA/ and Ref2VA/ partitions
+	Diffusers = configfile.Diffusers // diffusers root layout
+	Loose     = configfile.Loose     // component folders at the root without a model_index.json
 )
-
-func (l Layout) String() string {
-	switch l {
-	case Original:
-		return "original release layout"
-	case Diffusers:
-		return "diffusers layout"
-	case Loose:
-		return "component folders"
-	}
-	return "unknown layout"
-}
 
 // Task is a generation task.
 type Task string
@@ -289,11 +283,11 @@ func (s *Snapshot) hasPartitionIndex() bool {
 // videoSourceDir is the folder the original video VAE's wrapper config
 // names (source_path, "source" by default); Inspect validates the config.
 func videoSourceDir(vv string) string {
-	o, err := readObject(filepath.Join(vv, "config.json"))
+	o, err := configfile.Read(filepath.Join(vv, "config.json"))
 	if err != nil {
 		return "source"
 	}
-	if s := o.optStr("source_path", "source"); o.Err() == nil && plainName(s) {
+	if s := o.OptStr("source_path", "source"); o.Err() == nil && configfile.PlainName(s) {
 		return s
 	}
 	return "source"

@@ -8,7 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"h3studio/engine/audiovae"
 	"h3studio/engine/compute"
+	"h3studio/engine/dit"
 	"h3studio/engine/safetensors"
 )
 
@@ -140,8 +142,8 @@ func TestInspectComplete(t *testing.T) {
 			t.Errorf("transformer report %+v", c)
 		}
 	}
-	cfg := r.Components[3].Config.(*TransformerConfig) // pipeline order: tokenizer, processor, text encoder, transformer
-	if cfg.KeySet != "original" || cfg.HiddenSize != 64 || cfg.Inner() != 96 || cfg.VideoRowWidth() != 96 {
+	cfg := r.Components[3].Config.(*dit.ConfigFile) // pipeline order: tokenizer, processor, text encoder, transformer
+	if cfg.KeySet != "original" || cfg.HiddenSize != 64 || cfg.NumHeads*cfg.HeadDim != 96 || cfg.InChannels*cfg.PatchSize[0]*cfg.PatchSize[1]*cfg.PatchSize[2] != 96 {
 		t.Errorf("transformer config %+v", cfg)
 	}
 }
@@ -214,12 +216,12 @@ func TestInspectDiffusersOnly(t *testing.T) {
 	}
 	for _, c := range r.Components {
 		if c.Kind == AudioVAE {
-			cfg := c.Config.(*AudioVAEConfig)
+			cfg := c.Config.(*audiovae.ConfigFile)
 			if cfg.Layout != Diffusers || cfg.HopLength != 10 || cfg.SampleRate != 32000 {
 				t.Errorf("audio config %+v", cfg)
 			}
 		}
-		if c.Kind == Transformer && c.Config.(*TransformerConfig).KeySet != "diffusers" {
+		if c.Kind == Transformer && c.Config.(*dit.ConfigFile).KeySet != "diffusers" {
 			t.Errorf("key set %v", c.Config)
 		}
 	}

@@ -10,7 +10,6 @@ import (
 
 	"h3studio/engine/audiovae"
 	"h3studio/engine/compute/cpu"
-	"h3studio/engine/snapshot"
 	"h3studio/engine/videovae"
 )
 
@@ -84,7 +83,7 @@ func noise(n int, seed uint64) []float32 {
 
 func decodeVideo(t *testing.T, dir string, seed uint64) *videovae.Volume {
 	t.Helper()
-	m, err := videovae.Open(cpu.New(cpu.Options{}), &snapshot.Component{Kind: snapshot.VideoVAE, Layout: snapshot.Original, Dir: dir + "/source", ConfigDir: dir}, nil)
+	m, err := videovae.Open(cpu.New(cpu.Options{}), dir, dir+"/source", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +179,7 @@ func band(x []float32, rate int, lo, hi float64) float64 {
 
 func decodeAudio(t *testing.T, dir string, seed uint64) *audiovae.Wave {
 	t.Helper()
-	m, err := audiovae.Open(cpu.New(cpu.Options{}), &snapshot.Component{Kind: snapshot.AudioVAE, Layout: snapshot.Original, Dir: dir, ConfigDir: dir}, nil)
+	m, err := audiovae.Open(cpu.New(cpu.Options{}), dir, dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -87,7 +87,7 @@ func TestWriteLoadsEveryComponent(t *testing.T) {
 		}
 		m.Close()
 		ck.Close()
-		vv, err := videovae.Open(b, find(snapshot.VideoVAE), nil)
+		vv, err := videovae.Open(b, find(snapshot.VideoVAE).ConfigDir, find(snapshot.VideoVAE).Dir, nil)
 		if err != nil {
 			t.Fatalf("%s video VAE: %v", part, err)
 		}
@@ -96,7 +96,7 @@ func TestWriteLoadsEveryComponent(t *testing.T) {
 			t.Errorf("video VAE geometry %d×/%d×/%d channels", c.SpatialRatio(), c.TemporalRatio(), c.LatentChannels)
 		}
 		vv.Close()
-		av, err := audiovae.Open(b, find(snapshot.AudioVAE), nil)
+		av, err := audiovae.Open(b, find(snapshot.AudioVAE).ConfigDir, find(snapshot.AudioVAE).Dir, nil)
 		if err != nil {
 			t.Fatalf("%s audio VAE: %v", part, err)
 		}

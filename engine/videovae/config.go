@@ -6,12 +6,12 @@ import (
 	"os"
 	"path/filepath"
 
+	"h3studio/engine/configfile"
 	"h3studio/engine/safetensors"
-	"h3studio/engine/snapshot"
 )
 
-// Layout is the on-disk form of the video VAE: snapshot's layouts.
-type Layout = snapshot.Layout
+// Layout is the on-disk form of the video VAE: the snapshot layouts.
+type Layout = configfile.Layout
 
 // The two released layouts (H3-ENCODERS-VAES.md §2, §8.12).
 const (
@@ -19,10 +19,10 @@ const (
 	// MiniMaxH3VideoVAE) plus video_vae/source/{config.json,
 	// model.safetensors} (AutoencoderKLLegacy, CompVis tensor names,
 	// per-head interleaved to_qkv, ff.w1 = [gate; up]).
-	Original = snapshot.Original
+	Original = configfile.Original
 	// Diffusers is diffusers' vae/ folder (AutoencoderKLMiniMaxH3: renamed
 	// tensors, separate to_q/to_k/to_v, ff.net.0.proj = [up; gate]).
-	Diffusers = snapshot.Diffusers
+	Diffusers = configfile.Diffusers
 )
 
 // Config is the video VAE geometry, read from either layout and validated.
@@ -309,7 +309,7 @@ func readOriginal(path string, raw []byte, spath string, sraw []byte) (*Config, 
 		return nil, fmt.Errorf("videovae: %s: vae_ratio_t %d differs from the product of time_down %v", spath, *s.RatioT, s.TimeDown)
 	}
 	var err error
-	if c.LatentsMean, c.LatentsStd, err = snapshot.LatentStats(path, w.Mean, w.Std); err != nil {
+	if c.LatentsMean, c.LatentsStd, err = configfile.LatentStats(path, w.Mean, w.Std); err != nil {
 		return nil, fmt.Errorf("videovae: %w", err)
 	}
 	return c, nil
@@ -397,7 +397,7 @@ func readDiffusers(path string, raw []byte) (*Config, error) {
 		c.DecoderFFNHidden = *d.DFFNMult * c.Dim()
 	}
 	var err error
-	if c.LatentsMean, c.LatentsStd, err = snapshot.LatentStats(path, d.Mean, d.Std); err != nil {
+	if c.LatentsMean, c.LatentsStd, err = configfile.LatentStats(path, d.Mean, d.Std); err != nil {
 		return nil, fmt.Errorf("videovae: %w", err)
 	}
 	return c, nil
@@ -431,7 +431,7 @@ func (c *Config) Validate() error {
 		return bad("implausibly large: layers_per_block %d (at most 64), decoder layers %d (at most 4096), %d levels (at most 16), clip_length %d (at most 65536)",
 			c.LayersPerBlock, c.DecoderLayers, len(c.BlockOutChannels), c.ClipLength)
 	}
-	if err := snapshot.CheckLatentStats(c.LatentsMean, c.LatentsStd, c.LatentChannels); err != nil {
+	if err := configfile.CheckLatentStats(c.LatentsMean, c.LatentsStd, c.LatentChannels); err != nil {
 		return bad("%v", err)
 	}
 	for i, ch := range c.BlockOutChannels {

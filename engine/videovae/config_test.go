@@ -6,20 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-func readJSON(t testing.TB, path string) map[string]any {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
+	"h3studio/engine/configfile/configtest"
+)
 
 func writeConfigs(t testing.TB, wrapper, source map[string]any) (string, string) {
 	t.Helper()
@@ -63,8 +52,8 @@ func TestReadConfigBothLayouts(t *testing.T) {
 }
 
 func TestReadConfigRejects(t *testing.T) {
-	wrapper := readJSON(t, "testdata/original/video_vae/config.json")
-	source := readJSON(t, "testdata/original/video_vae/source/config.json")
+	wrapper := configtest.ReadJSON(t, "testdata/original/video_vae/config.json")
+	source := configtest.ReadJSON(t, "testdata/original/video_vae/source/config.json")
 	clone := func(m map[string]any) map[string]any {
 		b, _ := json.Marshal(m)
 		var c map[string]any

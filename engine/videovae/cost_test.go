@@ -6,7 +6,6 @@ import (
 
 	"h3studio/engine/compute"
 	"h3studio/engine/compute/cpu"
-	"h3studio/engine/snapshot"
 )
 
 // The analytic per-tile cost equals what the CPU backend counts for a real
@@ -89,7 +88,7 @@ func TestDecoderWeightBytes(t *testing.T) {
 	}
 	for _, dt := range []compute.DType{compute.Invalid, compute.BF16} {
 		b := cpu.New(cpu.Options{})
-		m, err := Open(b, &snapshot.Component{Kind: snapshot.VideoVAE, Dir: dir + "/source", ConfigDir: dir}, &Options{DecoderOnly: true, WeightDType: dt})
+		m, err := Open(b, dir, dir+"/source", &Options{DecoderOnly: true, WeightDType: dt})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -13,7 +13,6 @@ import (
 
 	"h3studio/engine/compute/cpu"
 	"h3studio/engine/safetensors"
-	"h3studio/engine/snapshot"
 )
 
 func randomVolume(c, t, h, w int, seed uint64) *Volume {
@@ -173,7 +172,7 @@ func TestDecodeRefusesNonFiniteOutput(t *testing.T) {
 		t.Fatal(err)
 	}
 	poisonTensor(t, filepath.Join(dir, "source", "model.safetensors"), "decoder.proj_out.bias")
-	m, err := Open(cpu.New(cpu.Options{}), &snapshot.Component{Kind: snapshot.VideoVAE, Layout: snapshot.Original, Dir: dir + "/source", ConfigDir: dir}, nil)
+	m, err := Open(cpu.New(cpu.Options{}), dir, dir+"/source", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"h3studio/engine/compute/testbackend"
-	"h3studio/engine/snapshot"
 )
 
 // TestEncodeParity: the reduced oracle encode fixture (testdata/README),
@@ -17,8 +16,7 @@ import (
 func TestEncodeParity(t *testing.T) {
 	fx := openFixture(t, "encode.safetensors")
 	for _, b := range testbackend.Threads(t, 2) {
-		m, err := Open(b, &snapshot.Component{Kind: snapshot.VideoVAE, Layout: snapshot.Original,
-			Dir: "testdata/encoder/video_vae/source", ConfigDir: "testdata/encoder/video_vae"}, &Options{EncoderOnly: true})
+		m, err := Open(b, "testdata/encoder/video_vae", "testdata/encoder/video_vae/source", &Options{EncoderOnly: true})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,7 +10,6 @@ import (
 
 	"h3studio/engine/compute"
 	"h3studio/engine/compute/cpu"
-	"h3studio/engine/snapshot"
 )
 
 // encoderTestConfig is small enough for unit tests: 4× spatial and
@@ -29,7 +28,7 @@ func openConfig(t testing.TB, cfg *Config) *Model {
 	if err := WriteTestModel(dir, cfg, 2); err != nil {
 		t.Fatal(err)
 	}
-	m, err := Open(cpu.New(cpu.Options{}), &snapshot.Component{Kind: snapshot.VideoVAE, Dir: dir + "/source", ConfigDir: dir}, nil)
+	m, err := Open(cpu.New(cpu.Options{}), dir, dir+"/source", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

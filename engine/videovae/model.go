@@ -26,7 +26,6 @@ import (
 	"h3studio/engine/compute"
 	"h3studio/engine/nn"
 	"h3studio/engine/safetensors"
-	"h3studio/engine/snapshot"
 )
 
 // Options configure loading. The zero value loads everything in the stored
@@ -57,23 +56,15 @@ type Model struct {
 // Backend is the backend the weights live on.
 func (m *Model) Backend() compute.Backend { return m.b }
 
-// Open reads the config of a discovered component, maps its weights and
-// binds them on b.
-func Open(b compute.Backend, c *snapshot.Component, o *Options) (*Model, error) {
-	if c == nil {
-		return nil, errors.New("videovae: the snapshot has no video VAE (video_vae/ or vae/)")
-	}
-	cfg, err := ReadConfig(c.ConfigDir, c.Dir)
+// Open reads the config in configDir, maps the weights in weightsDir and
+// binds them on b (a snapshot.Component's ConfigDir and Dir).
+func Open(b compute.Backend, configDir, weightsDir string, o *Options) (*Model, error) {
+	cfg, err := ReadConfig(configDir, weightsDir)
 	if err != nil {
 		return nil, err
 	}
-	ck, err := safetensors.OpenDir(c.Dir)
+	m, ck, err := safetensors.BindDir("videovae", weightsDir, b, func(w *safetensors.Binder) (*Model, error) { return Load(b, w, cfg, o) })
 	if err != nil {
-		return nil, fmt.Errorf("videovae: %w", err)
-	}
-	m, err := Load(b, safetensors.NewBinder("videovae", ck, b), cfg, o)
-	if err != nil {
-		ck.Close()
 		return nil, err
 	}
 	m.ck = ck

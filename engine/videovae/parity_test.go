@@ -9,7 +9,6 @@ import (
 	"h3studio/engine/compute"
 	"h3studio/engine/compute/testbackend"
 	"h3studio/engine/safetensors"
-	"h3studio/engine/snapshot"
 )
 
 // Testdata (copied from shared/oracle-data, seed 0, see testdata/README):
@@ -18,15 +17,11 @@ import (
 
 func openLayout(t testing.TB, b compute.Backend, layout string) *Model {
 	t.Helper()
-	var c *snapshot.Component
-	switch layout {
-	case "original":
-		c = &snapshot.Component{Kind: snapshot.VideoVAE, Layout: snapshot.Original,
-			Dir: "testdata/original/video_vae/source", ConfigDir: "testdata/original/video_vae"}
-	case "diffusers":
-		c = &snapshot.Component{Kind: snapshot.VideoVAE, Layout: snapshot.Diffusers, Dir: "testdata/diffusers/vae", ConfigDir: "testdata/diffusers/vae"}
+	configDir, weightsDir := "testdata/diffusers/vae", "testdata/diffusers/vae"
+	if layout == "original" {
+		configDir, weightsDir = "testdata/original/video_vae", "testdata/original/video_vae/source"
 	}
-	m, err := Open(b, c, &Options{DecoderOnly: true})
+	m, err := Open(b, configDir, weightsDir, &Options{DecoderOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,6 @@ import (
 
 	"h3studio/engine/compute"
 	"h3studio/engine/compute/cpu"
-	"h3studio/engine/snapshot"
 )
 
 func tinyModelWith(t testing.TB, b *cpu.Backend, o *Options) *Model {
@@ -16,7 +15,7 @@ func tinyModelWith(t testing.TB, b *cpu.Backend, o *Options) *Model {
 	if err := WriteTestModel(dir, TinyConfig(), 1); err != nil {
 		t.Fatal(err)
 	}
-	m, err := Open(b, &snapshot.Component{Kind: snapshot.VideoVAE, Layout: snapshot.Original, Dir: dir + "/source", ConfigDir: dir}, o)
+	m, err := Open(b, dir, dir+"/source", o)
 	if err != nil {
 		t.Fatal(err)
 	}

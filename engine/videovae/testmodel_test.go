@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"h3studio/engine/compute/cpu"
-	"h3studio/engine/snapshot"
 )
 
 // tinyModel writes TinyConfig's random model to a temporary folder and
@@ -17,7 +16,7 @@ func tinyModel(t testing.TB, b *cpu.Backend) *Model {
 	if err := WriteTestModel(dir, TinyConfig(), 1); err != nil {
 		t.Fatal(err)
 	}
-	m, err := Open(b, &snapshot.Component{Kind: snapshot.VideoVAE, Layout: snapshot.Original, Dir: dir + "/source", ConfigDir: dir}, nil)
+	m, err := Open(b, dir, dir+"/source", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package engine
+package request
 
 import (
 	"os"
@@ -26,7 +26,7 @@ func TestTurboPreset(t *testing.T) {
 		{Request{Turbo: 6, LoRAs: l, Width: 768, Height: 1344, Steps: 7, VideoShift: 9, Layers: 45}, 7, 9, 1, 45},
 		{Request{Turbo: 6, LoRAs: l, Preset: PresetPreview}, 6, 12, 1, 50},
 	} {
-		p, err := resolve(c.r, released, nil)
+		p, err := Resolve(c.r, released, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -46,11 +46,11 @@ func TestTurboPreset(t *testing.T) {
 		{Request{LoRAs: []LoRA{{Path: filepath.Join(t.TempDir(), "missing.safetensors"), Strength: 1}}}, "missing.safetensors"},
 		{Request{LoRAs: []LoRA{{Path: t.TempDir(), Strength: 1}}}, "is not a file"},
 	} {
-		if _, err := resolve(c.r, released, nil); err == nil || !IsRequestError(err) || !strings.Contains(err.Error(), c.want) {
+		if _, err := Resolve(c.r, released, nil); err == nil || !IsRequestError(err) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: %v, want a request error with %q", c.r, err, c.want)
 		}
 	}
-	p, err := resolve(Request{Turbo: 4}, released, nil)
+	p, err := Resolve(Request{Turbo: 4}, released, nil)
 	if err != nil || !strings.Contains(strings.Join(p.Notes, "\n"), "Turbo LoRA") {
 		t.Errorf("turbo without a LoRA: %v %v", p.Notes, err)
 	}

@@ -1,4 +1,4 @@
-package engine
+package request
 
 import (
 	"image"
@@ -66,7 +66,7 @@ func TestAlignFrames(t *testing.T) {
 }
 
 func TestResolveDefaults(t *testing.T) {
-	p, err := resolve(Request{Prompt: "a fox"}, released, nil)
+	p, err := Resolve(Request{Prompt: "a fox"}, released, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +123,7 @@ func TestResolveRejects(t *testing.T) {
 		{"invalid UTF-8", Request{Prompt: "a fox\xff in snow"}, "prompt is not valid UTF-8 (first invalid byte at offset 5)"},
 	}
 	for _, c := range cases {
-		_, err := resolve(c.r, released, nil)
+		_, err := Resolve(c.r, released, nil)
 		if err == nil || !IsRequestError(err) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: got %v, want a request error containing %q", c.name, err, c.want)
 		}
@@ -131,7 +131,7 @@ func TestResolveRejects(t *testing.T) {
 }
 
 func TestPresetsAndOverrides(t *testing.T) {
-	p, err := resolve(Request{Preset: PresetPreview}, released, nil)
+	p, err := Resolve(Request{Preset: PresetPreview}, released, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +142,7 @@ func TestPresetsAndOverrides(t *testing.T) {
 		t.Errorf("preview forwards %d, want 6", p.Forwards)
 	}
 	// An explicit core reuse wins over the preset's velocity reuse.
-	p, err = resolve(Request{Preset: PresetFast, CoreReuse: 2}, released, nil)
+	p, err = Resolve(Request{Preset: PresetFast, CoreReuse: 2}, released, nil)
 	if err != nil || p.Request.Reuse != 1 || p.Request.CoreReuse != 2 {
 		t.Errorf("fast + core-reuse: %+v %v", p.Request, err)
 	}
@@ -203,13 +203,13 @@ func TestReferenceRules(t *testing.T) {
 		{"video-audio without its sound", req(56, Reference{Kind: RefVideoAudio, Path: p("mute.mp4")}), "needs the sound file"},
 	}
 	for _, c := range bad {
-		_, err := resolve(c.r, released, probe)
+		_, err := Resolve(c.r, released, probe)
 		if err == nil || !IsRequestError(err) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: got %v, want a request error containing %q", c.name, err, c.want)
 		}
 	}
 	// Accepted, with each reference as it will be encoded.
-	pl, err := resolve(req(56, ref(RefImage, "square.png"), ref(RefVideo, "v3s.mp4"), ref(RefSilentVideo, "mute.mp4"), ref(RefAudio, "a10s.wav")), released, probe)
+	pl, err := Resolve(req(56, ref(RefImage, "square.png"), ref(RefVideo, "v3s.mp4"), ref(RefSilentVideo, "mute.mp4"), ref(RefAudio, "a10s.wav")), released, probe)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package engine
+package request
 
 import (
 	"errors"
@@ -126,8 +126,8 @@ const (
 // (media.Open(path).Info()).
 type Prober func(path string) (media.Info, error)
 
-// probeWith returns a Prober over an Opener.
-func probeWith(open media.Opener) Prober {
+// ProbeWith returns a Prober over an Opener.
+func ProbeWith(open media.Opener) Prober {
 	if open == nil {
 		open = media.Open
 	}
@@ -141,11 +141,11 @@ func probeWith(open media.Opener) Prober {
 	}
 }
 
-// resolve validates r against the rules and the model and fills defaults.
+// Resolve validates r against the rules and the model and fills defaults.
 // It reads nothing but file headers (conditioning files are probed through
 // probe) and maps no weight. Each rule below refuses with a *RequestError
 // naming the field, or fills what the request leaves at zero.
-func resolve(r Request, m ModelFacts, probe Prober) (Plan, error) {
+func Resolve(r Request, m ModelFacts, probe Prober) (Plan, error) {
 	q := &resolution{r: r, m: m, probe: probe}
 	for _, rule := range []func() error{q.task, q.canvas, q.duration, q.speed, q.conditions, q.prompt} {
 		if err := rule(); err != nil {
@@ -353,7 +353,7 @@ func (q *resolution) speed() error {
 func (q *resolution) conditions() error {
 	r := &q.r
 	if q.probe == nil {
-		q.probe = probeWith(nil)
+		q.probe = ProbeWith(nil)
 	}
 	if q.p.Task == TaskFL2VA {
 		for _, f := range []struct {
@@ -389,7 +389,7 @@ func (q *resolution) conditions() error {
 func (q *resolution) prompt() error {
 	r := &q.r
 	var pictures, videos, audios int
-	pictures = len(q.p.anchors())
+	pictures = len(q.p.Anchors())
 	for _, rp := range q.p.References {
 		switch rp.Kind {
 		case RefImage:
