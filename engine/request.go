@@ -16,6 +16,7 @@ import (
 	"h3studio/engine/dit"
 	"h3studio/engine/layout"
 	"h3studio/engine/media"
+	"h3studio/engine/plan"
 )
 
 // Task is a generation task.
@@ -60,14 +61,30 @@ type Reference struct {
 	Audio string        `json:"audio,omitempty"` // RefVideoAudio: the separate sound file
 }
 
-// MemoryMode chooses what stays resident.
+// MemoryMode chooses what stays resident and the precision of the DiT's
+// weights (memorymode.go; the names of engine/plan's modes).
 type MemoryMode string
 
 // Memory modes.
 const (
-	MemoryAuto      MemoryMode = ""          // pick the fastest mode that fits
-	MemoryResident  MemoryMode = "resident"  // every component stays loaded
-	MemoryStreaming MemoryMode = "streaming" // DiT blocks / text layers streamed from disk
+	MemoryAuto          MemoryMode = ""               // pick the fastest mode that fits (plan.Pick)
+	MemoryResident      MemoryMode = "resident"       // every component stays loaded
+	MemoryResidentInt8  MemoryMode = "resident-int8"  // resident, the DiT's block weights int8
+	MemoryResidentInt4  MemoryMode = "resident-int4"  // resident, the DiT's block weights int4
+	MemoryStreaming     MemoryMode = "streaming"      // DiT blocks / text layers streamed from disk
+	MemoryStreamingInt8 MemoryMode = "streaming-int8" // streaming, the DiT's block weights int8
+	MemoryStreamingInt4 MemoryMode = "streaming-int4" // streaming, the DiT's block weights int4
+)
+
+// QualityFloor bounds how much precision the automatic memory mode may
+// trade for speed (plan.QualityFloor: best, balanced, fastest).
+type QualityFloor = plan.QualityFloor
+
+// Quality floors.
+const (
+	BestQuality    = plan.BestQuality    // BF16 weights only
+	Balanced       = plan.Balanced       // resident in the most bits that fit, else BF16 streaming (default)
+	FastestThatFit = plan.FastestThatFit // the fastest mode that fits, quantized streaming included
 )
 
 // Request is one generation. The zero value of every optional field means
@@ -117,8 +134,11 @@ type Request struct {
 	VideoShift float64 `json:"video_shift,omitempty"`
 	AudioShift float64 `json:"audio_shift,omitempty"`
 
-	Memory  MemoryMode `json:"memory,omitempty"`
-	Preview bool       `json:"preview,omitempty"` // decode a middle-frame preview after every denoising step, and report final frames
+	Memory MemoryMode `json:"memory,omitempty"`
+	// Quality is the floor of the automatic memory mode ("": the session's
+	// Options.Quality, else balanced).
+	Quality QualityFloor `json:"quality_floor,omitempty"`
+	Preview bool         `json:"preview,omitempty"` // decode a middle-frame preview after every denoising step, and report final frames
 }
 
 // Plan is a validated, resolved request plus predictions, computed without
@@ -141,8 +161,15 @@ type Plan struct {
 	// backend) of the memory mode, and the time estimate for this device
 	// from the session's own measurements. Zero means unknown.
 	PeakBytes int64
+	// Memory is the memory mode the generation runs in (the automatic
+	// choice resolved) and MemoryWhy why it was chosen.
 	Memory    MemoryMode
-	Estimate  time.Duration
+	MemoryWhy string
+	// MemoryBudget is the device's memory budget the mode was chosen
+	// against (the working set less headroom; 0: unknown): a PeakBytes
+	// above it may swap.
+	MemoryBudget int64
+	Estimate     time.Duration
 
 	work workPlan
 }

@@ -47,6 +47,8 @@ type Request struct {
 	Grids     []qwen3vl.Grid
 	Loop      Loop
 	Streaming bool // the streaming residency mode (else resident)
+	// Quant is the DiT's block weights' format (zero: BF16).
+	Quant compute.QuantFormat
 }
 
 // Prediction is a request's predicted work and peak storage.
@@ -71,7 +73,7 @@ func Predict(r Request) (Prediction, error) {
 		qm = qwen3vl.Streaming
 	}
 	tf := qwen3vl.Plan(r.Text, qm, qwen3vl.PlanInput{Tokens: L, Blocks: r.Grids})
-	du, rows, err := LoopUsage(r.DiT, r.Loop, r.Streaming)
+	du, rows, err := LoopUsage(r.DiT, r.Loop, r.Streaming, r.Quant)
 	if err != nil {
 		return p, err
 	}
@@ -111,13 +113,14 @@ func Predict(r Request) (Prediction, error) {
 }
 
 // LoopUsage runs a request's denoising loop shape-only: the model's own
-// code on the meta backend over a data-less checkpoint of its config. It
-// returns the loop's usage and the packed rows of one forward.
-func LoopUsage(cfg dit.Config, l Loop, streaming bool) (u meta.Usage, rows int, err error) {
+// code on the meta backend over a data-less checkpoint of its config, its
+// block weights in format q. It returns the loop's usage and the packed
+// rows of one forward.
+func LoopUsage(cfg dit.Config, l Loop, streaming bool, q compute.QuantFormat) (u meta.Usage, rows int, err error) {
 	defer compute.Recover(&err)
 	mb := meta.New()
 	m, err := dit.Open(mb, safetensors.NewBinder("dit", dit.PlanningSource(cfg, dit.OriginalLayout), mb.Weights()), cfg,
-		dit.Options{Streaming: streaming, Adapters: l.Adapters})
+		dit.Options{Streaming: streaming, Adapters: l.Adapters, Quant: q})
 	if err != nil {
 		return u, 0, err
 	}
