@@ -93,9 +93,11 @@ var phases = plan.Phases[Phase]{
 
 // workPlan is the predicted work of a plan's phases.
 type workPlan struct {
-	work  plan.Work[Phase]
-	peak  int64 // predicted peak storage of the chosen mode (0: unknown)
-	notes []string
+	work plan.Work[Phase]
+	peak int64 // predicted peak storage of the chosen mode (0: unknown)
+	// devicePeak is peak without the decoders' host buffers.
+	devicePeak int64
+	notes      []string
 }
 
 func (s *Session) newEstimate(p Plan) *plan.Progress[Phase] {
@@ -132,7 +134,7 @@ func (s *Session) predict(p *Plan) {
 	copy(p.References, c.refs)
 	w.work[PhaseLoad] = float64(s.componentsToLoad(pi.part, p.Task, s.memoryMode(*p)))
 	p.work = w
-	p.PeakBytes = w.peak
+	p.PeakBytes, p.DevicePeakBytes = w.peak, w.devicePeak
 	p.Estimate = s.est.Total(w.work)
 	p.Notes = append(p.Notes, w.notes...)
 }
@@ -280,7 +282,7 @@ func (s *Session) predictWork(pi *partInfo, p *Plan) (workPlan, error) {
 		return w, err
 	}
 	p.Rows = pr.Rows
-	w.peak = pr.Peak
+	w.peak, w.devicePeak = pr.Peak, pr.DevicePeak
 	w.work[PhaseText] = pr.TextFLOPs
 	w.work[PhaseDenoise] = pr.DenoiseFLOPs
 	if pf, err := previewDecodeFLOPs(pi.vcfg, p); err == nil {

@@ -161,6 +161,9 @@ type Plan struct {
 	// backend) of the memory mode, and the time estimate for this device
 	// from the session's own measurements. Zero means unknown.
 	PeakBytes int64
+	// DevicePeakBytes is PeakBytes without the decoders' host buffers:
+	// what the backend's own accounting can measure.
+	DevicePeakBytes int64
 	// Memory is the memory mode the generation runs in (the automatic
 	// choice resolved) and MemoryWhy why it was chosen.
 	Memory    MemoryMode

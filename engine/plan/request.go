@@ -58,7 +58,10 @@ type Prediction struct {
 	// snapshot has no such decoder).
 	TextFLOPs, DenoiseFLOPs, VideoDecodeFLOPs, AudioDecodeFLOPs float64
 	Rows                                                        int   // packed rows of one DiT forward
-	Peak                                                        int64 // peak tracked storage of the residency mode
+	Peak                                                        int64 // peak storage of the residency mode, host buffers included
+	// DevicePeak is Peak without the decoders' host buffers: the storage a
+	// backend tracks (its allocations and mapped weights).
+	DevicePeak int64
 }
 
 // Predict predicts a request's work and peak storage. In the resident mode
@@ -78,8 +81,8 @@ func Predict(r Request) (Prediction, error) {
 		return p, err
 	}
 	p.Rows, p.DenoiseFLOPs = rows, du.FLOPs
-	type part struct{ weights, act int64 }
-	parts := []part{{tf.TextPhaseWeights, tf.Peak - tf.TextPhaseWeights}, {du.WeightsAtPeak, du.PeakTotal - du.WeightsAtPeak}}
+	type part struct{ weights, act, host int64 }
+	parts := []part{{tf.TextPhaseWeights, tf.Peak - tf.TextPhaseWeights, 0}, {du.WeightsAtPeak, du.PeakTotal - du.WeightsAtPeak, 0}}
 	if r.Video != nil {
 		g := r.Loop.Target
 		vc, err := videovae.EstimateDecode(r.Video, g.T, g.H, g.W, nil, compute.F32)
@@ -87,7 +90,7 @@ func Predict(r Request) (Prediction, error) {
 			return p, err
 		}
 		p.VideoDecodeFLOPs = vc.FLOPs
-		parts = append(parts, part{vc.WeightBytes, vc.DeviceBytes + vc.HostBytes})
+		parts = append(parts, part{vc.WeightBytes, vc.DeviceBytes + vc.HostBytes, vc.HostBytes})
 	}
 	if r.Audio != nil {
 		ac, err := audiovae.EstimateDecode(r.Audio, layout.AudioChannels, r.Loop.AudioLatents)
@@ -95,20 +98,32 @@ func Predict(r Request) (Prediction, error) {
 			return p, err
 		}
 		p.AudioDecodeFLOPs = ac.FLOPs
-		parts = append(parts, part{ac.WeightBytes, ac.DeviceBytes + ac.HostBytes})
+		parts = append(parts, part{ac.WeightBytes, ac.DeviceBytes + ac.HostBytes, ac.HostBytes})
 	}
-	if r.Streaming {
-		for _, pt := range parts {
-			p.Peak = max(p.Peak, pt.weights+pt.act)
+	peak := func(host bool) int64 {
+		var total int64
+		if r.Streaming {
+			for _, pt := range parts {
+				a := pt.act
+				if !host {
+					a -= pt.host
+				}
+				total = max(total, pt.weights+a)
+			}
+			return total
 		}
-	} else {
 		var weights, act int64
 		for _, pt := range parts {
+			a := pt.act
+			if !host {
+				a -= pt.host
+			}
 			weights += pt.weights
-			act = max(act, pt.act)
+			act = max(act, a)
 		}
-		p.Peak = weights + act
+		return weights + act
 	}
+	p.Peak, p.DevicePeak = peak(true), peak(false)
 	return p, nil
 }
 
