@@ -78,6 +78,9 @@ func (s *Session) resolveMemory(p *Plan) {
 		}
 		mps = append(mps, plan.ModePlan{Mode: m, Peak: c.PeakBytes})
 		preds = append(preds, c)
+		if c.PeakBytes <= plan.Budget(ws) {
+			break // Pick takes the first that fits: the slower modes need no prediction
+		}
 	}
 	chosen, why := plan.Pick(mps, ws, floor, restrict)
 	i := slices.IndexFunc(mps, func(mp plan.ModePlan) bool { return mp.Mode == chosen.Mode })
