@@ -65,7 +65,11 @@ func generate(ctx context.Context, a generateArgs, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "note: %s\n", n)
 	}
 	if plan.Memory != "" {
-		fmt.Fprintf(stderr, "memory: %s, predicted peak %.2f GiB (%s)\n", plan.Memory, float64(plan.PeakBytes)/(1<<30), plan.MemoryWhy)
+		peak := fmt.Sprintf("%.2f GiB", float64(plan.PeakBytes)/(1<<30))
+		if plan.PeakBytes < 1<<30 {
+			peak = fmt.Sprintf("%.1f MiB", float64(plan.PeakBytes)/(1<<20))
+		}
+		fmt.Fprintf(stderr, "memory: %s, predicted peak %s (%s)\n", plan.Memory, peak, plan.MemoryWhy)
 	}
 	outputs := out.paths
 	pp := newProgressPrinter(stderr)
