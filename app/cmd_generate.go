@@ -14,6 +14,7 @@ import (
 	"h3studio/engine"
 	"h3studio/engine/compute"
 	"h3studio/engine/media"
+	"h3studio/engine/plan"
 	"h3studio/engine/quant"
 )
 
@@ -30,10 +31,13 @@ type generateArgs struct {
 	profile   bool
 	ssd       bool
 	quant     compute.QuantFormat // --quant: the DiT's linear weights quantized
-	backend   string
-	help      bool
-	req       engine.Request
-	remote    remoteArgs // --server: run the take on a /v1/videos server
+	// deviceMemory and workingSet are --device-memory and --working-set:
+	// the memory the automatic mode plans for (0: the device's own).
+	deviceMemory, workingSet int64
+	backend                  string
+	help                     bool
+	req                      engine.Request
+	remote                   remoteArgs // --server: run the take on a /v1/videos server
 	// promptFile is --prompt-file: the prompt read from a file ("-": stdin).
 	promptFile string
 }
@@ -79,6 +83,12 @@ const generateUsage = `usage: h3studio generate -d MODEL_DIR -p PROMPT [-o OUTPU
       --profile            print per-phase timing and storage
       --ssd-streaming      stream DiT blocks from disk (low memory)
       --quant Q            int8 or int4: the DiT's block weights quantized (group 64), or bf16
+      --memory MODE        auto (default: the fastest mode that fits), resident, resident-int8,
+                           resident-int4, streaming, streaming-int8 or streaming-int4
+      --quality FLOOR      the automatic mode's quality floor: best (BF16 only), balanced
+                           (default) or fastest (quantized streaming too)
+      --device-memory B    choose the automatic mode as if the device had B bytes (GB, GiB)
+      --working-set B      ... and this GPU working set (default: the planner's for that memory)
       --backend NAME       auto (Metal when usable, else CPU), metal or cpu
       --server URL         run the take on a /v1/videos server (SGLang Diffusion or
                            h3studio serve) and download its MP4; -d is then optional
@@ -289,6 +299,29 @@ func parseGenerateArgs(args []string) (generateArgs, error) {
 			var v string
 			if v, err = next(); err == nil {
 				a.quant, err = quant.Parse(v)
+			}
+		case "memory":
+			var v string
+			if v, err = next(); err == nil && v != "auto" {
+				r.Memory = engine.MemoryMode(v)
+			}
+		case "quality":
+			var v string
+			if v, err = next(); err == nil {
+				var f engine.QualityFloor
+				f, err = plan.ParseQualityFloor(v)
+				r.Quality = f
+			}
+		case "device-memory", "working-set":
+			var v string
+			if v, err = next(); err == nil {
+				n, perr := parseBytes(v)
+				err = perr
+				if name == "device-memory" {
+					a.deviceMemory = n
+				} else {
+					a.workingSet = n
+				}
 			}
 		default:
 			return a, fmt.Errorf("unknown flag %s", arg)

@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"h3studio/engine"
+	"h3studio/engine/compute"
 	"h3studio/engine/envconfig"
 	"h3studio/engine/take"
 )
@@ -44,7 +45,11 @@ func generate(ctx context.Context, a generateArgs, stdout, stderr io.Writer) int
 		return failed(2, "%v", err)
 	}
 	defer b.Close()
-	s, err := engine.Open(engine.Options{ModelDir: a.modelDir, Backend: b, Memory: a.req.Memory, Quant: a.quant, StreamVideoDecoder: a.ssd, Oracles: oracles, ProfileForwards: a.profile, RatesFile: ratesFile()})
+	var eb compute.Backend = b
+	if a.deviceMemory > 0 || a.workingSet > 0 {
+		eb = deviceMemory{Backend: b, memory: a.deviceMemory, workingSet: a.workingSet}
+	}
+	s, err := engine.Open(engine.Options{ModelDir: a.modelDir, Backend: eb, Memory: a.req.Memory, Quant: a.quant, StreamVideoDecoder: a.ssd, Oracles: oracles, ProfileForwards: a.profile, RatesFile: ratesFile()})
 	if err != nil {
 		return failed(1, "%v", err)
 	}
@@ -58,6 +63,13 @@ func generate(ctx context.Context, a generateArgs, stdout, stderr io.Writer) int
 	}
 	for _, n := range plan.Notes {
 		fmt.Fprintf(stderr, "note: %s\n", n)
+	}
+	if plan.Memory != "" {
+		peak := fmt.Sprintf("%.2f GiB", float64(plan.PeakBytes)/(1<<30))
+		if plan.PeakBytes < 1<<30 {
+			peak = fmt.Sprintf("%.1f MiB", float64(plan.PeakBytes)/(1<<20))
+		}
+		fmt.Fprintf(stderr, "memory: %s, predicted peak %s (%s)\n", plan.Memory, peak, plan.MemoryWhy)
 	}
 	outputs := out.paths
 	pp := newProgressPrinter(stderr)

@@ -27,7 +27,7 @@ func (g *generation) denoise() error {
 	if err != nil {
 		return fmt.Errorf("engine: %w", err)
 	}
-	if err := s.loadDiT(m, g.mode); err != nil {
+	if err := s.loadDiT(g.ctx, m, g.mode); err != nil {
 		return err
 	}
 	dreq := denoise.Request{Text: g.hidden, TextTags: g.tags, Target: g.target, AudioLatents: p.AudioLatents,

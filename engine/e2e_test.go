@@ -684,16 +684,16 @@ func (d smallDevice) Device() compute.DeviceInfo {
 }
 
 // TestPlanNotesWhatDoesNotFit: a request whose predicted peak exceeds the
-// device's working set is planned with a note saying so: in auto mode that
-// the weights will be streamed (when that fits), else that it may run out
-// of memory and what needs less.
+// device's budget is planned with a note saying so: in auto mode the mode
+// chosen and why (BF16 streaming when no resident mode fits), else that it
+// may run out of memory and what needs less.
 func TestPlanNotesWhatDoesNotFit(t *testing.T) {
 	r := base("A red fox walks through fresh snow.", 1)
 	plan := func(budget int64, mode engine.MemoryMode) engine.Plan {
 		t.Helper()
 		var b compute.Backend = cpu.New(cpu.Options{})
 		if budget > 0 {
-			b = smallDevice{b, budget}
+			b = smallDevice{b, workingSetFor(budget)}
 		}
 		s, err := engine.Open(engine.Options{ModelDir: demoModel(t), Backend: b})
 		if err != nil {
@@ -717,7 +717,7 @@ func TestPlanNotesWhatDoesNotFit(t *testing.T) {
 		t.Errorf("a request that fits got %q", n)
 	}
 	between := (resident + streaming) / 2
-	if n := notes(plan(between, engine.MemoryAuto)); !strings.Contains(n, "the weights will be streamed from disk") {
+	if n := notes(plan(between, engine.MemoryAuto)); !strings.Contains(n, "memory mode streaming: streaming is the fastest mode") {
 		t.Errorf("auto, resident does not fit but streaming does: notes %q", n)
 	}
 	if n := notes(plan(between, engine.MemoryResident)); !strings.Contains(n, "--ssd-streaming") {
@@ -730,7 +730,7 @@ func TestPlanNotesWhatDoesNotFit(t *testing.T) {
 	}
 	// Auto on that device streams, and the result reports the streaming
 	// prediction it ran under.
-	s, err := engine.Open(engine.Options{ModelDir: demoModel(t), Backend: smallDevice{cpu.New(cpu.Options{}), between}})
+	s, err := engine.Open(engine.Options{ModelDir: demoModel(t), Backend: smallDevice{cpu.New(cpu.Options{}), workingSetFor(between)}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -73,15 +73,6 @@ func (g *generation) load() error {
 	}
 	mode := s.memoryMode(p)
 	g.res.Plan.Memory = mode
-	if mode == MemoryStreaming && r.Memory != MemoryStreaming {
-		// Auto chose streaming: the predicted peak the result (and the
-		// take record) reports is the streaming one, not the resident one
-		// that did not fit.
-		q := p
-		q.Notes, q.Request.Memory = nil, MemoryStreaming
-		s.predict(&q)
-		g.res.Plan.PeakBytes = q.PeakBytes
-	}
 	m, err := s.partitionModels(part)
 	if err != nil {
 		return err
@@ -91,7 +82,7 @@ func (g *generation) load() error {
 		m.release() // the weights were bound for the other mode
 	}
 	m.loadedMode = mode
-	g.m, g.mode, g.streaming = m, mode, mode == MemoryStreaming
+	g.m, g.mode, g.streaming = m, mode, modeStreaming(mode)
 
 	// LoRAs: read and checked against this transformer before anything
 	// heavy runs; what they cannot apply is noted on the take.
@@ -106,7 +97,7 @@ func (g *generation) load() error {
 	if err := m.setAdapters(ad, adapterKey(applied, r.LoRAs)); err != nil {
 		return err
 	}
-	loads := []func() error{func() error { return s.loadDiT(m, mode) }}
+	loads := []func() error{func() error { return s.loadDiT(g.ctx, m, mode) }}
 	if !g.streaming {
 		loads = append(loads, func() error { return s.loadVideoVAE(m) }, func() error { return s.loadAudioVAE(m) })
 	}
@@ -148,7 +139,7 @@ func (s *Session) loadText(m *models, mode MemoryMode) error {
 		return nil
 	}
 	qm := qwen3vl.Resident
-	if mode == MemoryStreaming {
+	if modeStreaming(mode) {
 		qm = qwen3vl.Streaming
 	}
 	t, err := qwen3vl.Load(m.TextDir, s.opts.Backend, qwen3vl.LoadOptions{Mode: qm})
@@ -161,7 +152,7 @@ func (s *Session) loadText(m *models, mode MemoryMode) error {
 }
 
 // loadDiT opens the transformer (its weights are bound per phase).
-func (s *Session) loadDiT(m *models, mode MemoryMode) error {
+func (s *Session) loadDiT(ctx context.Context, m *models, mode MemoryMode) error {
 	if m.dit != nil {
 		return nil
 	}
@@ -171,7 +162,11 @@ func (s *Session) loadDiT(m *models, mode MemoryMode) error {
 		return s.componentError(c, "transformer", err)
 	}
 	b := s.opts.Backend
-	src, qc := s.ditSource(context.Background(), m.DiTDir, ck)
+	src, qc, err := s.ditSource(ctx, m.DiTDir, ck, modeQuant(mode))
+	if err != nil {
+		ck.Close()
+		return err
+	}
 	o := s.ditOptions(mode)
 	o.Adapters = m.adapters
 	dm, err := dit.Open(b, safetensors.NewBinder("dit", src, b), m.DiT, o)
@@ -291,7 +286,7 @@ func (m *models) loaded() []string {
 
 // ditOptions are the transformer's load options for a memory mode.
 func (s *Session) ditOptions(mode MemoryMode) dit.Options {
-	o := dit.Options{Oracles: s.opts.Oracles, Streaming: mode == MemoryStreaming, Quant: s.opts.Quant}
+	o := dit.Options{Oracles: s.opts.Oracles, Streaming: modeStreaming(mode), Quant: modeQuant(mode)}
 	if s.opts.ProfileForwards {
 		o.Profile = func(p dit.ForwardProfile) { s.forwards.Add(p) }
 	}

@@ -35,37 +35,39 @@ func (s *Session) Plan(r Request) (Plan, error) {
 	if err != nil {
 		return p, err
 	}
-	s.predict(&p)
+	s.resolveMemory(&p)
 	s.noteFit(&p)
 	return p, nil
 }
 
 // noteFit adds a note when the predicted peak exceeds the device's memory
-// budget (memoryBudget): in auto mode, that the weights will be streamed
-// (and whether that fits), else that the generation may run out of memory
-// and what needs less. It refuses nothing: the prediction errs on the
-// large side (it counts the decoders' host buffers).
+// budget (memoryBudget): that no mode fits (auto) or, for an explicit
+// mode, what streaming the weights would predict, and what needs less. It
+// refuses nothing: the prediction errs on the large side (it counts the
+// decoders' host buffers).
 func (s *Session) noteFit(p *Plan) {
 	budget := s.memoryBudget()
+	p.MemoryBudget = budget
 	if budget <= 0 || p.PeakBytes <= 0 || p.PeakBytes <= budget {
 		return
 	}
 	gb := func(n int64) string { return fmt.Sprintf("%.1f GB", float64(n)/1e9) }
 	less := "a smaller canvas, a render canvas or fewer frames need less"
-	if p.Request.Memory != MemoryStreaming {
+	if p.Request.Memory == MemoryAuto {
+		p.Notes = append(p.Notes, fmt.Sprintf("no memory mode fits this device's %s: %s, the predicted peak %s, may run out of memory or swap (%s)",
+			gb(budget), p.Memory, gb(p.PeakBytes), less))
+		return
+	}
+	if !modeStreaming(p.Memory) {
 		q := *p
 		q.Notes = nil
-		q.Request.Memory = MemoryStreaming
+		q.Memory = MemoryMode(modeName(plan.Mode{Streaming: true, Quant: modeQuant(p.Memory)}))
 		s.predict(&q)
 		switch {
 		case q.PeakBytes <= 0:
-		case p.Request.Memory == MemoryAuto && q.PeakBytes <= budget:
-			p.Notes = append(p.Notes, fmt.Sprintf("keeping every component resident would peak at %s, more than this device's %s: the weights will be streamed from disk (predicted peak %s)",
-				gb(p.PeakBytes), gb(budget), gb(q.PeakBytes)))
-			return
-		case p.Request.Memory == MemoryResident && q.PeakBytes <= budget:
-			p.Notes = append(p.Notes, fmt.Sprintf("resident, the predicted peak %s exceeds this device's %s and may run out of memory; streaming the weights (--ssd-streaming) predicts %s",
-				gb(p.PeakBytes), gb(budget), gb(q.PeakBytes)))
+		case q.PeakBytes <= budget:
+			p.Notes = append(p.Notes, fmt.Sprintf("%s, the predicted peak %s exceeds this device's %s and may run out of memory; streaming the weights (--ssd-streaming) predicts %s",
+				p.Memory, gb(p.PeakBytes), gb(budget), gb(q.PeakBytes)))
 			return
 		default:
 			p.Notes = append(p.Notes, fmt.Sprintf("the predicted peak is %s resident and %s streaming the weights, more than this device's %s: the generation may run out of memory (%s)",
@@ -76,29 +78,12 @@ func (s *Session) noteFit(p *Plan) {
 	p.Notes = append(p.Notes, fmt.Sprintf("the predicted peak %s exceeds this device's %s: the generation may run out of memory (%s)", gb(p.PeakBytes), gb(budget), less))
 }
 
-// memoryBudget is the storage a generation may use: the device's
-// recommended working set, else three quarters of its memory (0: unknown).
-func (s *Session) memoryBudget() int64 {
-	d := s.opts.Backend.Device()
-	if d.WorkingSetBytes > 0 {
-		return d.WorkingSetBytes
-	}
-	return d.MemoryBytes * 3 / 4
-}
-
-// memoryMode resolves the plan's memory mode: auto keeps everything
-// resident when the predicted resident peak fits the device's working set
-// (three quarters of its memory when it reports none), else streams.
+// memoryMode is the plan's memory mode (resolveMemory; resident when unset).
 func (s *Session) memoryMode(p Plan) MemoryMode {
-	switch p.Request.Memory {
-	case MemoryResident, MemoryStreaming:
-		return p.Request.Memory
+	if p.Memory == MemoryAuto {
+		return MemoryResident
 	}
-	budget := s.memoryBudget()
-	if p.PeakBytes > 0 && budget > 0 && p.PeakBytes > budget {
-		return MemoryStreaming
-	}
-	return MemoryResident
+	return p.Memory
 }
 
 // phases are the generation's phases for the planner: the order they run
@@ -143,9 +128,9 @@ func (s *Session) predict(p *Plan) {
 	w.Work = maps.Clone(c.w.Work)
 	p.TextRows, p.Rows = c.textRows, c.rows
 	copy(p.References, c.refs)
-	w.Work[PhaseLoad] = float64(s.componentsToLoad(pi.Partition, p.Task, s.memoryModeFor(p.Request.Memory)))
+	w.Work[PhaseLoad] = float64(s.componentsToLoad(pi.Partition, p.Task, s.memoryMode(*p)))
 	p.Prediction = w
-	p.PeakBytes = w.Peak
+	p.PeakBytes, p.DevicePeakBytes = w.Peak, w.DevicePeak
 	p.Estimate = s.est.Total(w.Work)
 	p.Notes = append(p.Notes, w.Notes...)
 }
@@ -179,7 +164,7 @@ type predictionKey struct {
 func newPredictionKey(p *Plan) predictionKey {
 	r := p.Request
 	k := predictionKey{task: p.Task, prompt: r.Prompt, width: r.Width, height: r.Height, rw: r.RenderWidth, rh: r.RenderHeight, frames: r.Frames,
-		controls: [4]int{r.Steps, r.Reuse, r.Layers, r.CoreReuse}, tokenReduction: r.TokenReduction, preview: r.Preview, memory: r.Memory,
+		controls: [4]int{r.Steps, r.Reuse, r.Layers, r.CoreReuse}, tokenReduction: r.TokenReduction, preview: r.Preview, memory: p.Memory,
 		anchors: len(p.Anchors()), refImageSize: string(r.RefImageSize), refVideoCanvas: string(r.RefVideoCanvas), nrefs: len(p.References)}
 	copy(k.refs[:], p.References)
 	k.shifts = [2]float64{r.VideoShift, r.AudioShift}
@@ -274,7 +259,7 @@ func (s *Session) predictWork(pi *partInfo, p *Plan) (workPlan, error) {
 		return w, err
 	}
 	p.TextRows = L
-	mode := s.memoryModeFor(p.Request.Memory)
+	mode := s.memoryMode(*p)
 	lh, lw := p.ModelCanvas(r).Latent()
 	loop := plan.Loop{TextRows: L, Target: layout.Grid{T: p.LatentFrames, H: lh, W: lw}, AudioLatents: p.AudioLatents, Controls: r.Controls()}
 	if loop.Adapters, err = lora.Shapes(pi.DiT, r.LoRAs); err != nil {
@@ -288,12 +273,12 @@ func (s *Session) predictWork(pi *partInfo, p *Plan) (workPlan, error) {
 			loop.References = append(loop.References, rp.LatentSpec())
 		}
 	}
-	pr, err := plan.Predict(plan.Request{Text: pi.Text, DiT: pi.DiT, Video: pi.VideoVAE, Audio: pi.AudioVAE, Grids: grids, Loop: loop, Streaming: mode == MemoryStreaming})
+	pr, err := plan.Predict(plan.Request{Text: pi.Text, DiT: pi.DiT, Video: pi.VideoVAE, Audio: pi.AudioVAE, Grids: grids, Loop: loop, Streaming: modeStreaming(mode), Quant: modeQuant(mode)})
 	if err != nil {
 		return w, err
 	}
 	p.Rows = pr.Rows
-	w.Peak = pr.Peak
+	w.Peak, w.DevicePeak = pr.Peak, pr.DevicePeak
 	w.Work[PhaseText] = pr.TextFLOPs
 	w.Work[PhaseDenoise] = pr.DenoiseFLOPs
 	if r := p.Request; r.Preview {
@@ -331,13 +316,4 @@ func (s *Session) componentsToLoad(part snapshot.Partition, task Task, mode Memo
 		}
 	}
 	return n
-}
-
-// memoryModeFor is memoryMode before the peak is known: auto predicts the
-// resident mode.
-func (s *Session) memoryModeFor(m MemoryMode) MemoryMode {
-	if m == MemoryStreaming {
-		return m
-	}
-	return MemoryResident
 }

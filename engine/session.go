@@ -37,8 +37,13 @@ type Options struct {
 	Backend  compute.Backend // built by app/ (Metal on macOS when present, else CPU)
 	Opener   media.Opener    // reference media decoder; nil: media.Open (the build's platform)
 	Memory   MemoryMode      // default memory mode for requests that leave it empty
-	// Quant, when set, quantizes the DiT's block weights (dit.Options.Quant).
+	// Quant, when set, fixes the DiT's block weights' format: the
+	// automatic memory mode then chooses among that format's modes only,
+	// and an explicit BF16 mode takes it (dit.Options.Quant).
 	Quant compute.QuantFormat
+	// Quality is the default quality floor of the automatic memory mode
+	// for requests that leave it empty ("": balanced).
+	Quality QualityFloor
 	// StreamVideoDecoder binds the video decoder's blocks one at a time,
 	// stage by stage across a window's tiles (videovae.Options.StreamBlocks).
 	StreamVideoDecoder bool

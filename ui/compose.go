@@ -45,6 +45,10 @@ type compose struct {
 	refCount *widget.Label
 
 	canvasSel, qualitySel, memorySel *widget.Select
+	// memQualitySel is the automatic memory mode's quality floor and
+	// memoryNote the plan's memory line (studio.MemoryLine).
+	memQualitySel                    *widget.Select
+	memoryNote                       *widget.Label
 	refSize                          *refSizeControl
 	lengthSel                        *widget.SelectEntry
 	qualityNote                      *widget.Label
@@ -68,6 +72,8 @@ var memoryModes = []struct {
 }{
 	{engine.MemoryAuto, "Automatic"},
 	{engine.MemoryResident, "Resident — fastest, most memory"},
+	{engine.MemoryResidentInt8, "Resident, 8-bit weights"},
+	{engine.MemoryResidentInt4, "Resident, 4-bit weights — least resident memory"},
 	{engine.MemoryStreaming, "Streaming — least memory"},
 }
 
@@ -199,6 +205,22 @@ func newCompose(w *Window) *compose {
 		}
 	})
 
+	var floors []string
+	for _, q := range studio.MemoryQualities {
+		floors = append(floors, q.Label)
+	}
+	c.memQualitySel = widget.NewSelect(floors, func(l string) {
+		if c.updating {
+			return
+		}
+		for _, q := range studio.MemoryQualities {
+			if q.Label == l {
+				s.SetMemoryQuality(q.Floor)
+			}
+		}
+	})
+	c.memoryNote = subtle("")
+
 	// Advanced.
 	c.steps = widget.NewEntry()
 	c.steps.OnChanged = func(t string) {
@@ -261,7 +283,7 @@ func newCompose(w *Window) *compose {
 		widget.NewFormItem("Quality", container.NewVBox(c.qualitySel, c.qualityNote)),
 		widget.NewFormItem("Turbo", container.NewVBox(c.loras.turbo, c.loras.turboNote)),
 		widget.NewFormItem("Seed", container.NewBorder(nil, nil, nil, c.dice, c.seed)),
-		widget.NewFormItem("Memory", c.memorySel),
+		widget.NewFormItem("Memory", container.NewVBox(c.memorySel, c.memQualitySel, c.memoryNote)),
 		widget.NewFormItem("References", container.NewVBox(c.refSize.sel, c.refSize.cost)),
 	)
 
@@ -468,6 +490,17 @@ func (c *compose) apply(sn studio.Snapshot) {
 		if m.mode == st.Memory {
 			c.memorySel.SetSelected(m.label)
 		}
+	}
+	c.memQualitySel.SetSelected(studio.MemoryQualityOf(st.MemoryQuality).Label)
+	if st.Memory == engine.MemoryAuto {
+		c.memQualitySel.Enable()
+	} else {
+		c.memQualitySel.Disable()
+	}
+	if sn.Plan != nil {
+		c.memoryNote.SetText(studio.MemoryLine(sn.Plan, st))
+	} else {
+		c.memoryNote.SetText(studio.MemoryQualityOf(st.MemoryQuality).Note)
 	}
 	c.refSize.refresh(st)
 	if v, err := strconv.Atoi(strings.TrimSpace(c.steps.Text)); (err != nil && focused != c.steps) || (err == nil && v != st.Speed.Steps) {

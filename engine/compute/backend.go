@@ -69,14 +69,18 @@ type DeviceInfo struct {
 
 // Stats are a backend's counters.
 type Stats struct {
-	LiveBytes    int64 // storage currently allocated (Alloc + copying Wrap)
-	PeakBytes    int64 // maximum of LiveBytes since creation or ResetPeak
-	MappedBytes  int64 // zero-copy views of host memory (Wrap without copy)
-	Dispatches   int64 // kernels recorded
-	Submissions  int64 // command buffers committed (Metal) or Syncs
-	CPUFallbacks int64 // kernels a device backend ran on the CPU reference
-	FLOPs        float64
-	BytesMoved   float64 // bytes read and written by kernels (estimate)
+	LiveBytes   int64 // storage currently allocated (Alloc + copying Wrap)
+	PeakBytes   int64 // maximum of LiveBytes since creation or ResetPeak
+	MappedBytes int64 // zero-copy views of host memory (Wrap without copy)
+	// FootprintPeakBytes is the maximum of LiveBytes + MappedBytes since
+	// creation (0 where the backend does not track it): the weights a
+	// checkpoint maps count in memory too.
+	FootprintPeakBytes int64
+	Dispatches         int64 // kernels recorded
+	Submissions        int64 // command buffers committed (Metal) or Syncs
+	CPUFallbacks       int64 // kernels a device backend ran on the CPU reference
+	FLOPs              float64
+	BytesMoved         float64 // bytes read and written by kernels (estimate)
 	// DeviceTime is the time the device spent executing kernels, for the
 	// work completed so far (read it after Sync): on Metal the sum of
 	// GPUEndTime − GPUStartTime of the command buffers, on the emulated

@@ -100,6 +100,22 @@ func (f QualityFloor) Candidates() []Mode {
 	return out
 }
 
+// CandidateModes are the modes the automatic choice tries, in order: the
+// floor's, or, when the user fixed the weights' precision (restrict
+// non-nil, `--quant`), every mode of that precision, fastest first.
+func CandidateModes(floor QualityFloor, restrict *compute.QuantFormat) []Mode {
+	if restrict == nil {
+		return floor.Candidates()
+	}
+	var out []Mode
+	for _, m := range Modes() {
+		if m.Quant == *restrict {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
 // Phase is what one phase of a request holds at its peak.
 type Phase struct {
 	Name      string // text, denoise, video-decode, audio-decode
@@ -144,9 +160,22 @@ func DefaultWorkingSet(deviceBytes int64) int64 {
 }
 
 // Budget is the working set less headroom for the app, the window server
-// and allocator slack: 5 %, at least 512 MiB.
+// and allocator slack: 5 % (0.53 GiB on a 16 GB Mac's working set).
 func Budget(workingSet int64) int64 {
-	return workingSet - max(workingSet/20, 512<<20)
+	return workingSet - workingSet/20
+}
+
+// WorkingSet is the working set the choice plans for on a device that
+// reports workingSet (Metal's recommendedMaxWorkingSetSize; 0: unknown, then
+// DefaultWorkingSet of deviceBytes), never more than its memory.
+func WorkingSet(deviceBytes, workingSet int64) int64 {
+	if workingSet <= 0 {
+		workingSet = DefaultWorkingSet(deviceBytes)
+	}
+	if deviceBytes > 0 {
+		workingSet = min(workingSet, deviceBytes)
+	}
+	return workingSet
 }
 
 // PlanModes predicts q's phases in each of modes.
@@ -200,42 +229,54 @@ func PlanModes(q Query, budget int64, modes []Mode) ([]ModePlan, error) {
 // Choose picks the first mode the floor allows (only modes of quantization
 // restrict, when restrict is non-nil) whose end-to-end peak fits the budget
 // of a device with deviceBytes of memory and the given working set (0: the
-// DefaultWorkingSet). When none fits it picks the candidate with the lowest
-// peak and says that it will swap.
+// DefaultWorkingSet), predicting the released model's phases (PlanModes);
+// Pick makes the choice.
 func Choose(q Query, deviceBytes, workingSet int64, floor QualityFloor, restrict *compute.QuantFormat) (Choice, error) {
 	if deviceBytes <= 0 {
 		return Choice{}, fmt.Errorf("plan: device memory %d bytes", deviceBytes)
 	}
-	if workingSet <= 0 {
-		workingSet = DefaultWorkingSet(deviceBytes)
-	}
-	workingSet = min(workingSet, deviceBytes)
+	workingSet = WorkingSet(deviceBytes, workingSet)
 	c := Choice{DeviceBytes: deviceBytes, WorkingSetBytes: workingSet, BudgetBytes: Budget(workingSet), Floor: floor}
-	cands := floor.Candidates()
-	if restrict != nil {
-		cands = nil
-		for _, m := range Modes() {
-			if m.Quant == *restrict {
-				cands = append(cands, m)
-			}
-		}
-	}
-	mps, err := PlanModes(q, c.BudgetBytes, cands)
+	mps, err := PlanModes(q, c.BudgetBytes, CandidateModes(floor, restrict))
 	if err != nil {
 		return c, err
 	}
 	c.Modes = mps
+	c.Chosen, c.Why = Pick(mps, workingSet, floor, restrict)
+	return c, nil
+}
+
+// Pick is the automatic choice of a memory mode, for `h3studio plan` and
+// the session alike: of the candidates' predictions (in the order
+// CandidateModes tries them), the first whose end-to-end peak fits the
+// Budget of the working set; when none fits, the one with the lowest peak,
+// said to swap. It returns the choice and why, and sets each
+// prediction's Fits.
+func Pick(mps []ModePlan, workingSet int64, floor QualityFloor, restrict *compute.QuantFormat) (ModePlan, string) {
+	if len(mps) == 0 {
+		return ModePlan{}, "no memory mode to choose from"
+	}
+	budget := Budget(workingSet)
 	gib := func(b int64) string { return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30)) }
+	if budget < 1<<30 {
+		gib = func(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
+	}
+	for i := range mps {
+		mps[i].Fits = mps[i].Peak <= budget
+	}
 	var skipped []string
 	for _, mp := range mps {
 		if mp.Fits {
-			c.Chosen = mp
-			c.Why = fmt.Sprintf("%s is the fastest mode %s allows whose end-to-end peak (%s, %s) fits the budget of %s (working set %s less headroom)",
-				mp.Mode.Name, floorText(floor, restrict), gib(mp.Peak), largest(mp).Name, gib(c.BudgetBytes), gib(workingSet))
-			if len(skipped) > 0 {
-				c.Why += "; " + strings.Join(skipped, ", ") + " would not fit"
+			peak := gib(mp.Peak)
+			if len(mp.Phases) > 0 {
+				peak += ", " + largest(mp).Name
 			}
-			return c, nil
+			why := fmt.Sprintf("%s is the fastest mode %s allows whose end-to-end peak (%s) fits the budget of %s (working set %s less headroom)",
+				mp.Mode.Name, floorText(floor, restrict), peak, gib(budget), gib(workingSet))
+			if len(skipped) > 0 {
+				why += "; " + strings.Join(skipped, ", ") + " would not fit"
+			}
+			return mp, why
 		}
 		skipped = append(skipped, fmt.Sprintf("%s (%s)", mp.Mode.Name, gib(mp.Peak)))
 	}
@@ -245,10 +286,8 @@ func Choose(q Query, deviceBytes, workingSet int64, floor QualityFloor, restrict
 			best = mp
 		}
 	}
-	c.Chosen = best
-	c.Why = fmt.Sprintf("no mode %s allows fits the budget of %s: %s has the lowest end-to-end peak (%s) and will swap",
-		floorText(floor, restrict), gib(c.BudgetBytes), best.Mode.Name, gib(best.Peak))
-	return c, nil
+	return best, fmt.Sprintf("no mode %s allows fits the budget of %s: %s has the lowest end-to-end peak (%s) and will swap",
+		floorText(floor, restrict), gib(budget), best.Mode.Name, gib(best.Peak))
 }
 
 func floorText(f QualityFloor, restrict *compute.QuantFormat) string {

@@ -47,6 +47,8 @@ type Request struct {
 	Grids     []qwen3vl.Grid
 	Loop      Loop
 	Streaming bool // the streaming residency mode (else resident)
+	// Quant is the DiT's block weights' format (zero: BF16).
+	Quant compute.QuantFormat
 }
 
 // Prediction is a request's predicted work and peak storage.
@@ -56,7 +58,10 @@ type Prediction struct {
 	// snapshot has no such decoder).
 	TextFLOPs, DenoiseFLOPs, VideoDecodeFLOPs, AudioDecodeFLOPs float64
 	Rows                                                        int   // packed rows of one DiT forward
-	Peak                                                        int64 // peak tracked storage of the residency mode
+	Peak                                                        int64 // peak storage of the residency mode, host buffers included
+	// DevicePeak is Peak without the decoders' host buffers: the storage a
+	// backend tracks (its allocations and mapped weights).
+	DevicePeak int64
 }
 
 // Predict predicts a request's work and peak storage. In the resident mode
@@ -71,13 +76,13 @@ func Predict(r Request) (Prediction, error) {
 		qm = qwen3vl.Streaming
 	}
 	tf := qwen3vl.Plan(r.Text, qm, qwen3vl.PlanInput{Tokens: L, Blocks: r.Grids})
-	du, rows, err := LoopUsage(r.DiT, r.Loop, r.Streaming)
+	du, rows, err := LoopUsage(r.DiT, r.Loop, r.Streaming, r.Quant)
 	if err != nil {
 		return p, err
 	}
 	p.Rows, p.DenoiseFLOPs = rows, du.FLOPs
-	type part struct{ weights, act int64 }
-	parts := []part{{tf.TextPhaseWeights, tf.Peak - tf.TextPhaseWeights}, {du.WeightsAtPeak, du.PeakTotal - du.WeightsAtPeak}}
+	type part struct{ weights, act, host int64 }
+	parts := []part{{tf.TextPhaseWeights, tf.Peak - tf.TextPhaseWeights, 0}, {du.WeightsAtPeak, du.PeakTotal - du.WeightsAtPeak, 0}}
 	if r.Video != nil {
 		g := r.Loop.Target
 		vc, err := videovae.EstimateDecode(r.Video, g.T, g.H, g.W, nil, compute.F32)
@@ -85,7 +90,7 @@ func Predict(r Request) (Prediction, error) {
 			return p, err
 		}
 		p.VideoDecodeFLOPs = vc.FLOPs
-		parts = append(parts, part{vc.WeightBytes, vc.DeviceBytes + vc.HostBytes})
+		parts = append(parts, part{vc.WeightBytes, vc.DeviceBytes + vc.HostBytes, vc.HostBytes})
 	}
 	if r.Audio != nil {
 		ac, err := audiovae.EstimateDecode(r.Audio, layout.AudioChannels, r.Loop.AudioLatents)
@@ -93,31 +98,44 @@ func Predict(r Request) (Prediction, error) {
 			return p, err
 		}
 		p.AudioDecodeFLOPs = ac.FLOPs
-		parts = append(parts, part{ac.WeightBytes, ac.DeviceBytes + ac.HostBytes})
+		parts = append(parts, part{ac.WeightBytes, ac.DeviceBytes + ac.HostBytes, ac.HostBytes})
 	}
-	if r.Streaming {
-		for _, pt := range parts {
-			p.Peak = max(p.Peak, pt.weights+pt.act)
+	peak := func(host bool) int64 {
+		var total int64
+		if r.Streaming {
+			for _, pt := range parts {
+				a := pt.act
+				if !host {
+					a -= pt.host
+				}
+				total = max(total, pt.weights+a)
+			}
+			return total
 		}
-	} else {
 		var weights, act int64
 		for _, pt := range parts {
+			a := pt.act
+			if !host {
+				a -= pt.host
+			}
 			weights += pt.weights
-			act = max(act, pt.act)
+			act = max(act, a)
 		}
-		p.Peak = weights + act
+		return weights + act
 	}
+	p.Peak, p.DevicePeak = peak(true), peak(false)
 	return p, nil
 }
 
 // LoopUsage runs a request's denoising loop shape-only: the model's own
-// code on the meta backend over a data-less checkpoint of its config. It
-// returns the loop's usage and the packed rows of one forward.
-func LoopUsage(cfg dit.Config, l Loop, streaming bool) (u meta.Usage, rows int, err error) {
+// code on the meta backend over a data-less checkpoint of its config, its
+// block weights in format q. It returns the loop's usage and the packed
+// rows of one forward.
+func LoopUsage(cfg dit.Config, l Loop, streaming bool, q compute.QuantFormat) (u meta.Usage, rows int, err error) {
 	defer compute.Recover(&err)
 	mb := meta.New()
 	m, err := dit.Open(mb, safetensors.NewBinder("dit", dit.PlanningSource(cfg, dit.OriginalLayout), mb.Weights()), cfg,
-		dit.Options{Streaming: streaming, Adapters: l.Adapters})
+		dit.Options{Streaming: streaming, Adapters: l.Adapters, Quant: q})
 	if err != nil {
 		return u, 0, err
 	}

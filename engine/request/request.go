@@ -59,14 +59,31 @@ type Reference struct {
 	Audio string        `json:"audio,omitempty"` // RefVideoAudio: the separate sound file
 }
 
-// MemoryMode chooses what stays resident.
+// MemoryMode chooses what stays resident and the precision of the DiT's
+// weights (the names of engine/plan's modes; the engine's memorymode.go
+// resolves the automatic one).
 type MemoryMode string
 
 // Memory modes.
 const (
-	MemoryAuto      MemoryMode = ""          // pick the fastest mode that fits
-	MemoryResident  MemoryMode = "resident"  // every component stays loaded
-	MemoryStreaming MemoryMode = "streaming" // DiT blocks / text layers streamed from disk
+	MemoryAuto          MemoryMode = ""               // pick the fastest mode that fits (plan.Pick)
+	MemoryResident      MemoryMode = "resident"       // every component stays loaded
+	MemoryResidentInt8  MemoryMode = "resident-int8"  // resident, the DiT's block weights int8
+	MemoryResidentInt4  MemoryMode = "resident-int4"  // resident, the DiT's block weights int4
+	MemoryStreaming     MemoryMode = "streaming"      // DiT blocks / text layers streamed from disk
+	MemoryStreamingInt8 MemoryMode = "streaming-int8" // streaming, the DiT's block weights int8
+	MemoryStreamingInt4 MemoryMode = "streaming-int4" // streaming, the DiT's block weights int4
+)
+
+// QualityFloor bounds how much precision the automatic memory mode may
+// trade for speed (plan.QualityFloor: best, balanced, fastest).
+type QualityFloor = plan.QualityFloor
+
+// Quality floors.
+const (
+	BestQuality    = plan.BestQuality    // BF16 weights only
+	Balanced       = plan.Balanced       // resident in the most bits that fit, else BF16 streaming (default)
+	FastestThatFit = plan.FastestThatFit // the fastest mode that fits, quantized streaming included
 )
 
 // Request is one generation. The zero value of every optional field means
@@ -116,8 +133,11 @@ type Request struct {
 	VideoShift float64 `json:"video_shift,omitempty"`
 	AudioShift float64 `json:"audio_shift,omitempty"`
 
-	Memory  MemoryMode `json:"memory,omitempty"`
-	Preview bool       `json:"preview,omitempty"` // decode a middle-frame preview after every denoising step, and report final frames
+	Memory MemoryMode `json:"memory,omitempty"`
+	// Quality is the floor of the automatic memory mode ("": the session's
+	// Options.Quality, else balanced).
+	Quality QualityFloor `json:"quality_floor,omitempty"`
+	Preview bool         `json:"preview,omitempty"` // decode a middle-frame preview after every denoising step, and report final frames
 }
 
 // Plan is a validated, resolved request plus predictions, computed without
@@ -140,8 +160,18 @@ type Plan struct {
 	// backend) of the memory mode, and the time estimate for this device
 	// from the session's own measurements. Zero means unknown.
 	PeakBytes int64
+	// DevicePeakBytes is PeakBytes without the decoders' host buffers:
+	// what the backend's own accounting can measure.
+	DevicePeakBytes int64
+	// Memory is the memory mode the generation runs in (the automatic
+	// choice resolved) and MemoryWhy why it was chosen.
 	Memory    MemoryMode
-	Estimate  time.Duration
+	MemoryWhy string
+	// MemoryBudget is the device's memory budget the mode was chosen
+	// against (the working set less headroom; 0: unknown): a PeakBytes
+	// above it may swap.
+	MemoryBudget int64
+	Estimate     time.Duration
 
 	// Prediction is the predicted work behind PeakBytes and Estimate (set
 	// by the engine's Session.Plan; Generate's progress estimate uses it).
@@ -150,9 +180,11 @@ type Plan struct {
 
 // Prediction is the predicted work of a plan's phases.
 type Prediction struct {
-	Work  plan.Work[Phase]
-	Peak  int64 // predicted peak storage of the chosen mode (0: unknown)
-	Notes []string
+	Work plan.Work[Phase]
+	Peak int64 // predicted peak storage of the chosen mode (0: unknown)
+	// DevicePeak is Peak without the decoders' host buffers.
+	DevicePeak int64
+	Notes      []string
 }
 
 // ReferencePlan is one reference as the plan sees it from its file's

@@ -12,6 +12,7 @@ import (
 
 	"h3studio/engine/layout"
 	"h3studio/engine/media"
+	"h3studio/engine/plan"
 	"h3studio/engine/prompt"
 )
 
@@ -342,8 +343,11 @@ func (q *resolution) speed() error {
 	if !r.SeedSet {
 		r.Seed, r.SeedSet = DefaultSeed, true
 	}
-	if r.Memory != MemoryAuto && r.Memory != MemoryResident && r.Memory != MemoryStreaming {
-		return reqErr("memory", "%q is unknown (allowed: auto, resident, streaming)", r.Memory)
+	if _, err := plan.ParseMode(string(r.Memory)); r.Memory != MemoryAuto && err != nil {
+		return reqErr("memory", "%q is unknown (allowed: auto, resident, resident-int8, resident-int4, streaming, streaming-int8, streaming-int4)", r.Memory)
+	}
+	if _, err := plan.ParseQualityFloor(string(r.Quality)); err != nil {
+		return reqErr("quality_floor", "%q is unknown (allowed: best, balanced, fastest)", r.Quality)
 	}
 	return nil
 }

@@ -29,7 +29,7 @@ func FromResult(res engine.Result, appVersion, modelDir, device, backend string)
 		Seed: res.Seed, Frames: res.Frames, Width: r.Width, Height: r.Height,
 		FPS: media.FPS, Seconds: float64(res.Frames) / media.FPS, SampleRate: 32000, Channels: 2,
 		Timings: map[engine.Phase]float64{}, PeakBytes: res.PeakBytes,
-		PredictedPeakBytes: res.Plan.PeakBytes, Memory: res.Plan.Memory, TextCached: res.Cached,
+		PredictedPeakBytes: res.Plan.PeakBytes, Memory: res.Plan.Memory, MemoryWhy: res.Plan.MemoryWhy, TextCached: res.Cached,
 		App:   AppInfo{Name: AppName, Version: appVersion, Device: device, Backend: backend},
 		Model: ModelRef{Name: res.Model, Dir: modelDir, Version: res.ModelID},
 		Notes: res.Plan.Notes, LoRAs: res.LoRAs,

@@ -58,8 +58,10 @@ type Record struct {
 	// the memory mode the plan chose.
 	PredictedPeakBytes int64             `json:"predicted_peak_bytes,omitempty"`
 	Memory             engine.MemoryMode `json:"memory_mode,omitempty"`
-	TextCached         bool              `json:"text_conditioning_cached,omitempty"`
-	Files              Files             `json:"files"`
+	// MemoryWhy says why the plan chose Memory (the automatic choice).
+	MemoryWhy  string `json:"memory_mode_why,omitempty"`
+	TextCached bool   `json:"text_conditioning_cached,omitempty"`
+	Files      Files  `json:"files"`
 	// Outputs names the files a command-line take wrote ("video",
 	// "frames", "audio"), as given on the command line.
 	Outputs map[string]string `json:"outputs,omitempty"`

@@ -159,6 +159,7 @@ func (d Draft) Request() engine.Request {
 		RenderWidth:    rw, RenderHeight: rh,
 		First: d.First.Path, Last: d.Last.Path,
 		Memory:       s.Memory,
+		Quality:      s.MemoryQuality,
 		Preview:      s.Preview,
 		RefImageSize: s.RefImageSize, RefVideoCanvas: s.RefVideoCanvas,
 	}

@@ -286,7 +286,10 @@ type Settings struct {
 	RenderWidth, RenderHeight int
 	Seed                      uint64            `json:"seed"`
 	Memory                    engine.MemoryMode `json:"memory"`
-	Preview                   bool              `json:"preview"` // per-step preview frames
+	// MemoryQuality is the automatic memory mode's quality floor
+	// (MemoryQualities; "": balanced).
+	MemoryQuality engine.QualityFloor `json:"memory_quality,omitempty"`
+	Preview       bool                `json:"preview"` // per-step preview frames
 	// LoRAs is the LoRA library (lora.go), Turbo the Turbo preset's passes
 	// (0: off).
 	LoRAs []LoRAChoice `json:"loras,omitempty"`

@@ -385,7 +385,9 @@ func (s *Studio) problemsLocked() []Problem {
 				Message: "This model folder can't run " + taskName(task) + ".", Fix: fix})
 		}
 	}
-	if p := s.plan; p != nil && s.planVer == s.draftVer && s.opts.MemoryBytes > 0 && p.PeakBytes > s.opts.MemoryBytes*9/10 {
+	if p := s.plan; p != nil && s.planVer == s.draftVer && WouldSwap(p) {
+		ps = append(ps, swapProblem(p, s.draft.Settings))
+	} else if p != nil && s.planVer == s.draftVer && p.MemoryBudget == 0 && s.opts.MemoryBytes > 0 && p.PeakBytes > s.opts.MemoryBytes*9/10 {
 		fix := "Choose Streaming under Memory, a smaller canvas, or a shorter length."
 		if p.Memory == engine.MemoryStreaming {
 			fix = "Choose a smaller canvas or a shorter length."

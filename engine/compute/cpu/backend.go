@@ -35,6 +35,7 @@ type Backend struct {
 	opts       Options
 	threads    int
 	live, peak atomic.Int64
+	footprint  atomic.Int64 // peak of live + mapped
 	mapped     atomic.Int64
 	dispatches atomic.Int64
 	syncs      atomic.Int64
@@ -96,6 +97,7 @@ func (b *Backend) Alloc(dt compute.DType, shape ...int) (*compute.Tensor, error)
 	}
 	u := &buffer{b: b, data: data, owned: true}
 	b.addLive(n)
+	b.notePeak()
 	return compute.NewTensor(dt, s, u, 0), nil
 }
 
@@ -125,6 +127,7 @@ func (b *Backend) Wrap(dt compute.DType, shape compute.Shape, host []byte) (*com
 		return t, nil
 	}
 	b.mapped.Add(n)
+	b.notePeak()
 	return compute.NewTensor(dt, shape, &buffer{b: b, data: host}, 0), nil
 }
 
@@ -177,12 +180,24 @@ func (b *Backend) Sync(ctx context.Context) error {
 // Stats reports the counters.
 func (b *Backend) Stats() compute.Stats {
 	return compute.Stats{
-		LiveBytes:   b.live.Load(),
-		PeakBytes:   b.peak.Load(),
-		MappedBytes: b.mapped.Load(),
-		Dispatches:  b.dispatches.Load(),
-		Submissions: b.syncs.Load(),
-		FLOPs:       float64(b.flops.Load()),
+		LiveBytes:          b.live.Load(),
+		PeakBytes:          b.peak.Load(),
+		MappedBytes:        b.mapped.Load(),
+		FootprintPeakBytes: b.footprint.Load(),
+		Dispatches:         b.dispatches.Load(),
+		Submissions:        b.syncs.Load(),
+		FLOPs:              float64(b.flops.Load()),
+	}
+}
+
+// notePeak raises the footprint peak to the live and mapped storage now.
+func (b *Backend) notePeak() {
+	v := b.live.Load() + b.mapped.Load()
+	for {
+		p := b.footprint.Load()
+		if v <= p || b.footprint.CompareAndSwap(p, v) {
+			return
+		}
 	}
 }
 

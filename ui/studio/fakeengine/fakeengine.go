@@ -50,6 +50,10 @@ type Options struct {
 	FailAt engine.Phase
 	// Started, when set, receives the request when Generate starts.
 	Started chan engine.Request
+	// MemoryBudget, when set, is the device's memory budget the plan's
+	// automatic memory mode is chosen against (a mimic of plan.Pick: int4
+	// weights need 60 % of the resident peak, streaming 40 %).
+	MemoryBudget int64
 }
 
 // Engine is a studio.Engine over the fake.
@@ -170,7 +174,18 @@ func (g *Generator) Plan(r engine.Request) (engine.Plan, error) {
 	p.Memory = q.Memory
 	if p.Memory == engine.MemoryAuto {
 		p.Memory = engine.MemoryResident
+		if b := g.Opts.MemoryBudget; b > 0 {
+			p.MemoryWhy = "resident fits the budget"
+			switch {
+			case p.PeakBytes <= b:
+			case q.Quality != engine.BestQuality && p.PeakBytes*6/10 <= b:
+				p.Memory, p.PeakBytes, p.MemoryWhy = engine.MemoryResidentInt4, p.PeakBytes*6/10, "resident-int4 is the fastest mode that fits; resident would not fit"
+			default:
+				p.Memory, p.PeakBytes, p.MemoryWhy = engine.MemoryStreaming, p.PeakBytes*4/10, "streaming is the fastest mode that fits"
+			}
+		}
 	}
+	p.MemoryBudget = g.Opts.MemoryBudget
 	unit := g.Opts.Delay
 	if unit == 0 {
 		unit = time.Millisecond
