@@ -8,11 +8,11 @@
 # Results land in $OUT (or ./out): results.json, results.txt, memory.txt.
 # Parameters: SEED (11), BLOCKS (6), COMPONENTS (dit,video-vae,audio-vae), FAMILIES (dit,vae,audio),
 # TASKS (t2va,fl2va,ref2va), CANVAS (512x512x22), TEXT_ROWS (128), REF_ARGS (more reference.py flags),
-# WORK (/tmp/fullscale), MEMORY (0).
+# WORK ($TMPDIR/h3-fullscale, /tmp when unset), MEMORY (0).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 out=${OUT:-$here/out}; mkdir -p "$out"
-work=${WORK:-/tmp/fullscale}; snap=$work/snapshot; ref=$work/ref; ours=$work/ours
+work=${WORK:-${TMPDIR:-/tmp}/h3-fullscale}; snap=$work/snapshot; ref=$work/ref; ours=$work/ours
 SEED=${SEED:-11}; BLOCKS=${BLOCKS:-6}; COMPONENTS=${COMPONENTS:-dit,video-vae,audio-vae}
 FAMILIES=${FAMILIES:-dit,vae,audio}; TASKS=${TASKS:-t2va,fl2va,ref2va}; CANVAS=${CANVAS:-512x512x22}; TEXT_ROWS=${TEXT_ROWS:-128}; REF_ARGS=${REF_ARGS:-}
 export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0
