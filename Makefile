@@ -14,7 +14,7 @@ UNAME_S := $(shell uname -s)
 # numpy/PIL for the acceptance checks and PIL-parity fixtures).
 DEBIAN_PACKAGES := gcc pkg-config libgl1-mesa-dev libx11-dev libxcursor-dev libxrandr-dev \
 	libxinerama-dev libxi-dev libxxf86vm-dev libasound2-dev xvfb xauth imagemagick \
-	ffmpeg clang-19 python3 python3-numpy python3-pil nodejs npm
+	ffmpeg clang-19 python3 python3-venv python3-numpy python3-pil nodejs npm
 
 # npm test data (outside the Go module tree so `go ./...` never walks it):
 # the real Qwen3 vocabulary and Hugging Face's reference tokenizer.
