@@ -14,28 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"h3studio/engine/testkit"
 	"h3studio/engine/testmodel"
 	"h3studio/engine/videoapi"
 )
-
-// pythonPeer is the test peers' interpreter (make deps-python); without
-// it the test skips, and fails under CI=true.
-func pythonPeer(t *testing.T) string {
-	t.Helper()
-	venv := os.Getenv("H3_PY_VENV")
-	if venv == "" {
-		home, _ := os.UserHomeDir()
-		venv = filepath.Join(home, ".cache", "h3studio", "venv")
-	}
-	py := filepath.Join(venv, "bin", "python3")
-	if _, err := os.Stat(py); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("CI=true without the Python test peers at %s (make deps-python)", venv)
-		}
-		t.Skipf("no Python test peers at %s (make deps-python)", venv)
-	}
-	return py
-}
 
 // apiE2E skips the API's end-to-end tests (demo takes through a real
 // server, a minute or two on two cores) unless H3_API_E2E=1 (make
@@ -107,7 +89,7 @@ func (l lockedWriter) Write(p []byte) (int, error) {
 // lists, deletes a take mid-run, and reads the refusals.
 func TestServeOpenAISDK(t *testing.T) {
 	apiE2E(t)
-	py := pythonPeer(t)
+	py := testkit.PythonPeer(t, "openai")
 	if _, err := exec.LookPath("ffprobe"); err != nil {
 		t.Skip("needs ffprobe")
 	}

@@ -7,31 +7,15 @@ import (
 	"slices"
 	"strings"
 	"testing"
-)
 
-// peerPython is the interpreter of the Python test peers' virtualenv
-// (`make deps-python`), or "" when absent (a failure under CI=true).
-func peerPython(t *testing.T) string {
-	venv := os.Getenv("H3_PY_VENV")
-	if venv == "" {
-		home, _ := os.UserHomeDir()
-		venv = filepath.Join(home, ".cache", "h3studio", "venv")
-	}
-	py := filepath.Join(venv, "bin", "python3")
-	if err := exec.Command(py, "-c", "import huggingface_hub").Run(); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("huggingface_hub is not installed in %s (run make deps-python): %v", venv, err)
-		}
-		t.Skipf("huggingface_hub is not installed in %s (run make deps-python)", venv)
-	}
-	return py
-}
+	"h3studio/engine/testkit"
+)
 
 // The real huggingface_hub downloads from the same fake Hub: its cache and
 // ours hold identical bytes, our discovery accepts the cache it wrote, and
 // our download into that cache fetches nothing.
 func TestHuggingFaceHubPeer(t *testing.T) {
-	py := peerPython(t)
+	py := testkit.PythonPeer(t, "huggingface_hub")
 	files := testRepo(t)
 	h := newHub(t, files)
 	h.Token = "hf_peer"

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"h3studio/engine/compute"
+	"h3studio/engine/testkit"
 )
 
 // bf16Matrix is a [out, in] matrix of BF16-representable values (the DiT's
@@ -132,26 +133,11 @@ func TestBadShapes(t *testing.T) {
 	}
 }
 
-// pyVenv is the test-peer virtualenv (make deps-python).
-func pyVenv() string {
-	if v := os.Getenv("H3_PY_VENV"); v != "" {
-		return v
-	}
-	home, _ := os.UserHomeDir()
-	return filepath.Join(home, ".cache", "h3studio", "venv")
-}
-
 // TestAgainstMLX quantizes the same BF16 matrices with mlx.core.quantize
 // (the CPU build of MLX from PyPI) and requires identical code words,
 // scales and biases, and identical dequantized values.
 func TestAgainstMLX(t *testing.T) {
-	py := filepath.Join(pyVenv(), "bin", "python3")
-	if err := exec.Command(py, "-c", "import mlx.core").Run(); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("mlx not importable by %s (make deps-python): %v", py, err)
-		}
-		t.Skipf("mlx not importable by %s (make deps-python): %v", py, err)
-	}
+	py := testkit.PythonPeer(t, "mlx.core")
 	dir := t.TempDir()
 	const out, in = 16, 512
 	for _, f := range []compute.QuantFormat{compute.Int8, compute.Int4} {

@@ -9,33 +9,15 @@ import (
 	"testing"
 
 	"h3studio/engine"
+	"h3studio/engine/testkit"
 )
-
-// pythonPeer is the test peers' interpreter (make deps-python); without
-// it the test skips, and fails under CI=true.
-func pythonPeer(t *testing.T) string {
-	t.Helper()
-	venv := os.Getenv("H3_PY_VENV")
-	if venv == "" {
-		home, _ := os.UserHomeDir()
-		venv = filepath.Join(home, ".cache", "h3studio", "venv")
-	}
-	py := filepath.Join(venv, "bin", "python3")
-	if _, err := os.Stat(py); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("CI=true without the Python test peers at %s (make deps-python)", venv)
-		}
-		t.Skipf("no Python test peers at %s (make deps-python)", venv)
-	}
-	return py
-}
 
 // TestSGLangSchemaAcceptsOurRequests: every request the client builds for
 // an SGLang server validates against SGLang's MiniMax-H3 request models
 // (pydantic, transcribed in testdata), and so does every cookbook example
 // (the transcription's own check).
 func TestSGLangSchemaAcceptsOurRequests(t *testing.T) {
-	py := pythonPeer(t)
+	py := testkit.PythonPeer(t, "pydantic")
 	dir := t.TempDir()
 	media := filepath.Join(dir, "media")
 	os.MkdirAll(media, 0o755)
