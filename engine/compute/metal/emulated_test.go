@@ -80,7 +80,8 @@ func itoa(n int) string {
 
 // TestSplitDispatchesEmulated runs the attention and product cases with a
 // tiny dispatch budget, so that attention runs in one dispatch per query tile
-// and products in runs of 32 rows: the results must not change.
+// and products (dense and quantized) in runs of 32 rows: the results must
+// not change.
 func TestSplitDispatchesEmulated(t *testing.T) {
 	tc := mslcpu.Require(t)
 	dev, err := mslcpu.NewDevice(tc, shaders.Files(), mslcpu.DeviceOptions{})
@@ -89,16 +90,16 @@ func TestSplitDispatchesEmulated(t *testing.T) {
 	}
 	b := metal.New(dev, metal.Options{DispatchBudget: 2e4})
 	split := map[string]int{} // dispatches of the case's own kernel
-	computetest.RunAll(t, b, computetest.Options{Filter: "^(Attention/d64/f32_f32|Attention/d128_causal/f16_f16|MatMul/f32_f32)$",
+	computetest.RunAll(t, b, computetest.Options{Filter: "^(Attention/d64/f32_f32|Attention/d128_causal/f16_f16|MatMul/f32_f32|MatMul/q4/f32_f32)$",
 		AfterCase: func(name string, passed bool) {
 			for k, n := range dev.Dispatched() {
-				if strings.HasPrefix(k, "kernel_attention") || strings.HasPrefix(k, "kernel_matmul") {
+				if strings.HasPrefix(k, "kernel_attention") || strings.HasPrefix(k, "kernel_matmul") || strings.HasPrefix(k, "kernel_qmatmul") {
 					split[name] += n
 				}
 			}
 		}})
 	// 37 and 40 queries are two tiles of 32; 37 rows are two runs of 32.
-	for name, want := range map[string]int{"Attention/d64/f32_f32": 2, "Attention/d128_causal/f16_f16": 2, "MatMul/f32_f32": 2} {
+	for name, want := range map[string]int{"Attention/d64/f32_f32": 2, "Attention/d128_causal/f16_f16": 2, "MatMul/f32_f32": 2, "MatMul/q4/f32_f32": 2} {
 		if split[name] != want {
 			t.Errorf("%s: %d dispatches, want %d (split by the budget): %v", name, split[name], want, split)
 		}

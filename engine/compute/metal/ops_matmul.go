@@ -16,9 +16,6 @@ func (b *Backend) MatMul(dst, x, w, bias *compute.Tensor) {
 	M, N, K := compute.MatMulDims(dst, x, w, bias)
 	flops := 2 * float64(M) * float64(N) * float64(K)
 	if _, _, ok := w.Quant(); ok {
-		// One dispatch: the quantized product is not yet cut into
-		// DispatchBudget-sized row runs like the dense one below.
-		b.count(flops)
 		b.quantMatMul(dst, x, w, bias, M, N, K) // ops_quant.go
 		return
 	}
@@ -36,12 +33,7 @@ func (b *Backend) MatMul(dst, x, w, bias *compute.Tensor) {
 		xf, rel = b.asType(xf, compute.F32)
 		defer rel()
 	}
-	// Rows in runs whose products stay within DispatchBudget.
-	perRow := 2 * float64(N) * float64(K)
-	step := M
-	if flops > b.opts.DispatchBudget*0.9 {
-		step = max(gemmTile, int(b.opts.DispatchBudget*0.9/perRow)/gemmTile*gemmTile)
-	}
+	perRow, step := b.rowRuns(M, N, K)
 	b.floatOut(dst, []*compute.Tensor{x, w, bias}, func(out *compute.Tensor) {
 		xa, wa, oa := b.arg(xf, false), b.arg(wf, false), b.arg(out, true)
 		for m0 := 0; m0 < M; m0 += step {
@@ -50,6 +42,16 @@ func (b *Backend) MatMul(dst, x, w, bias *compute.Tensor) {
 			b.matmulRows(rows, N, K, rowsOf(xa, m0, rows, K), wa, rowsOf(oa, m0, rows, N), bias, xf.DType(), wf.DType(), out.DType())
 		}
 	})
+}
+
+// rowRuns cuts an M×N×K product into runs of rows (whole tiles) whose
+// products stay within DispatchBudget: each run's FLOPs are perRow·rows.
+func (b *Backend) rowRuns(M, N, K int) (perRow float64, step int) {
+	perRow, step = 2*float64(N)*float64(K), M
+	if perRow*float64(M) > b.opts.DispatchBudget*0.9 {
+		step = max(gemmTile, int(b.opts.DispatchBudget*0.9/perRow)/gemmTile*gemmTile)
+	}
+	return perRow, step
 }
 
 // rowsOf is rows [m0, m0+rows) of a row-major matrix view of width cols.
