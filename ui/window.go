@@ -74,7 +74,7 @@ type Prefs interface {
 }
 
 // Window is the studio's main window: Compose, Viewer (with progress) and
-// Library side by side, a notice area and a status bar.
+// Library side by side, notices over the viewer's top and a status bar.
 type Window struct {
 	win  fyne.Window
 	s    *studio.Studio
@@ -122,12 +122,15 @@ func New(w fyne.Window, s *studio.Studio, o Options) *Window {
 	win.status = newStatusBar(win)
 	win.notices = newNotices(win)
 
-	center := container.NewBorder(nil, container.NewVBox(win.progress.content, win.timeline.content), nil, nil, win.viewer.content)
+	// The notices float over the top of the viewer: they take no room of
+	// their own, so nothing under the pointer moves when one comes or goes.
+	shown := container.NewStack(win.viewer.content, container.New(topOverlay{}, win.notices.content))
+	center := container.NewBorder(nil, container.NewVBox(win.progress.content, win.timeline.content), nil, nil, shown)
 	right := container.NewHSplit(center, win.library.content)
 	right.Offset = 0.70
 	main := container.NewHSplit(win.compose.content, right)
 	main.Offset = 0.29
-	body := container.NewBorder(win.notices.content, win.status.content, nil, nil, main)
+	body := container.NewBorder(nil, win.status.content, nil, nil, main)
 	bg := canvas.NewRectangle(theme.Color(theme.ColorNameBackground))
 	w.SetContent(container.NewStack(bg, body))
 

@@ -212,18 +212,23 @@ func readMeta(dir string) (TakeMeta, error) {
 	return take.Read(filepath.Join(dir, TakeMetaFile))
 }
 
-// maxThumbSide and maxThumbBytes bound the thumbnail a take folder may
-// hold: the studio writes ≤ 320 px; a larger one (a file replaced by hand,
-// a damaged folder) is not decoded, so listing the library stays fast and
-// small whatever its folders hold.
+// A take folder's thumbnail is decoded only within these bounds: the
+// studio writes ≤ 320 px, and a larger one (a file replaced by hand, an
+// export from another tool) is decoded and downscaled to that size as long
+// as its header claims at most maxThumbPixels (64 MiB decoded) and the file
+// is at most maxThumbBytes. Beyond that it is refused unread (a 20000²
+// header would allocate gigabytes), so listing the library stays bounded
+// in time and memory whatever its folders hold.
 const (
-	maxThumbSide  = 1024
-	maxThumbBytes = 4 << 20
+	maxThumbSide   = 16384
+	maxThumbPixels = 4096 * 4096
+	maxThumbBytes  = 64 << 20
 )
 
-// loadThumb reads a take's thumbnail, or nil when it is missing, damaged
-// or larger than a thumbnail (judged from the file size and the PNG
-// header, before decoding). It runs on a worker, never the UI thread.
+// loadThumb reads a take's thumbnail, downscaled to at most thumbEdge, or
+// nil when it is missing, damaged or over the bounds above (judged from the
+// file size and the PNG header, before decoding). It runs on a worker,
+// never the UI thread.
 func loadThumb(dir string) image.Image {
 	f, err := os.Open(filepath.Join(dir, ThumbFile))
 	if err != nil {
@@ -234,7 +239,7 @@ func loadThumb(dir string) image.Image {
 		return nil
 	}
 	cfg, err := png.DecodeConfig(f)
-	if err != nil || cfg.Width > maxThumbSide || cfg.Height > maxThumbSide {
+	if err != nil || !thumbDecodable(cfg.Width, cfg.Height) {
 		return nil
 	}
 	if _, err := f.Seek(0, 0); err != nil {
@@ -244,7 +249,16 @@ func loadThumb(dir string) image.Image {
 	if err != nil {
 		return nil
 	}
-	return img
+	if b := img.Bounds(); b.Dx() <= thumbEdge && b.Dy() <= thumbEdge {
+		return img
+	}
+	return Scale(img, thumbEdge, thumbEdge)
+}
+
+// thumbDecodable says whether a thumbnail of w×h pixels is within the
+// bounds the library decodes.
+func thumbDecodable(w, h int) bool {
+	return w > 0 && h > 0 && w <= maxThumbSide && h <= maxThumbSide && int64(w)*int64(h) <= maxThumbPixels
 }
 
 // SetStarred rewrites a take's take.json with its star.

@@ -5,6 +5,9 @@ import (
 	"compress/zlib"
 	"encoding/binary"
 	"hash/crc32"
+	"image"
+	"image/color"
+	"image/png"
 	"os"
 	"path/filepath"
 	"testing"
@@ -65,5 +68,61 @@ func TestHugeThumbnailIsNotDecoded(t *testing.T) {
 	}
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("listing took %v", d)
+	}
+}
+
+// TestLargeThumbnailIsDownscaled: a thumb.png larger than the studio writes
+// but within the decode bounds (replaced by hand, 3000×1800) is listed
+// downscaled to the thumbnail size, its content kept, not refused; only a
+// header past the hard pixel cap is refused.
+func TestLargeThumbnailIsDownscaled(t *testing.T) {
+	e := newEnv(t, fakeengine.Options{}, false)
+	e.tiny()
+	e.s.Generate()
+	sn := e.settle(func(sn studio.Snapshot) bool { return len(sn.Takes) == 1 && sn.Takes[0].Thumb != nil })
+	dir := sn.Takes[0].Dir
+	big := image.NewNRGBA(image.Rect(0, 0, 3000, 1800))
+	for y := 0; y < 1800; y++ {
+		for x := 0; x < 3000; x++ {
+			c := color.NRGBA{R: 200, G: 40, B: 40, A: 255}
+			if x >= 1500 {
+				c = color.NRGBA{R: 20, G: 60, B: 210, A: 255}
+			}
+			big.SetNRGBA(x, y, c)
+		}
+	}
+	var b bytes.Buffer
+	if err := png.Encode(&b, big); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, studio.ThumbFile), b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lib, err := studio.OpenLibrary(e.lib, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	takes, err := lib.List()
+	if err != nil || len(takes) != 1 {
+		t.Fatalf("list: %d takes, %v", len(takes), err)
+	}
+	th := takes[0].Thumb
+	if th == nil {
+		t.Fatal("a 3000×1800 thumbnail was refused instead of downscaled")
+	}
+	if got := th.Bounds().Size(); got != image.Pt(320, 192) {
+		t.Errorf("thumbnail %v, want 320×192", got)
+	}
+	r, _, bl, _ := th.At(40, 96).RGBA()
+	r2, _, bl2, _ := th.At(280, 96).RGBA()
+	if r>>8 < 150 || bl>>8 > 80 || bl2>>8 < 150 || r2>>8 > 80 {
+		t.Errorf("downscaled content lost: left %d/%d, right %d/%d (red/blue)", r>>8, bl>>8, r2>>8, bl2>>8)
+	}
+	// Past the hard cap (4097×4097 claims more than 4096² pixels): refused.
+	if err := os.WriteFile(filepath.Join(dir, studio.ThumbFile), hugePNG(4097, 4097), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if takes, _ = lib.List(); len(takes) != 1 || takes[0].Thumb != nil {
+		t.Error("a thumbnail past the pixel cap was decoded")
 	}
 }
