@@ -79,16 +79,7 @@ func TestVerifyNamesAFlippedByte(t *testing.T) {
 	files := testRepo(t)
 	h := newHub(t, files)
 	for _, mode := range []string{"cache", "dir"} {
-		req := &Request{Tasks: fl2va}
-		if mode == "cache" {
-			req.HubCache = t.TempDir()
-		} else {
-			req.Dir = t.TempDir()
-		}
-		res, err := Download(ctxT(t), testClient(h, ""), req)
-		if err != nil {
-			t.Fatal(err)
-		}
+		res := downloadFL2VA(t, h, mode)
 		rep, err := Verify(ctxT(t), res.Root, nil, 2)
 		if err != nil || !rep.OK() || rep.Checked != res.Files {
 			t.Fatalf("%s: clean verify %v %+v", mode, err, rep)
@@ -200,16 +191,7 @@ func TestRepairRefetchesWhatVerifyFound(t *testing.T) {
 	files := testRepo(t)
 	h := newHub(t, files)
 	for _, mode := range []string{"cache", "dir"} {
-		req := &Request{Tasks: fl2va}
-		if mode == "cache" {
-			req.HubCache = t.TempDir()
-		} else {
-			req.Dir = t.TempDir()
-		}
-		res, err := Download(ctxT(t), testClient(h, ""), req)
-		if err != nil {
-			t.Fatal(err)
-		}
+		res := downloadFL2VA(t, h, mode)
 		big := biggestLFS(files, "FL2VA/transformer/")
 		p, _ := filepath.EvalSymlinks(filepath.Join(res.Root, big))
 		b, _ := os.ReadFile(p)
