@@ -458,17 +458,7 @@ func relErr(root string, err error) string {
 // humanBytes renders a byte count with a binary-free decimal unit (as disk
 // sizes are quoted): 66.3 GB.
 func humanBytes(n int64) string {
-	switch {
-	case n >= 1e12:
-		return fmt.Sprintf("%.2f TB", float64(n)/1e12)
-	case n >= 1e9:
-		return fmt.Sprintf("%.1f GB", float64(n)/1e9)
-	case n >= 1e6:
-		return fmt.Sprintf("%.1f MB", float64(n)/1e6)
-	case n >= 1e3:
-		return fmt.Sprintf("%.1f kB", float64(n)/1e3)
-	}
-	return fmt.Sprintf("%d B", n)
+	return humanScaled(n, []unitScale{{1e12, "%.2f TB"}, {1e9, "%.1f GB"}, {1e6, "%.1f MB"}, {1e3, "%.1f kB"}}, "%d B")
 }
 
 // HumanBytes is humanBytes for callers.
@@ -476,15 +466,25 @@ func HumanBytes(n int64) string { return humanBytes(n) }
 
 // HumanCount renders a parameter count: 33.1 B, 151.3 M, 1.5 k.
 func HumanCount(n int64) string {
-	switch {
-	case n >= 1e9:
-		return fmt.Sprintf("%.1f B", float64(n)/1e9)
-	case n >= 1e6:
-		return fmt.Sprintf("%.1f M", float64(n)/1e6)
-	case n >= 1e3:
-		return fmt.Sprintf("%.1f k", float64(n)/1e3)
+	return humanScaled(n, []unitScale{{1e9, "%.1f B"}, {1e6, "%.1f M"}, {1e3, "%.1f k"}}, "%d")
+}
+
+// unitScale is one decimal unit: counts of at least size are printed
+// divided by it with format.
+type unitScale struct {
+	size   float64
+	format string
+}
+
+// humanScaled prints n in the first of scales (largest first) it reaches,
+// or with small when it reaches none.
+func humanScaled(n int64, scales []unitScale, small string) string {
+	for _, u := range scales {
+		if float64(n) >= u.size {
+			return fmt.Sprintf(u.format, float64(n)/u.size)
+		}
 	}
-	return fmt.Sprint(n)
+	return fmt.Sprintf(small, n)
 }
 
 // parallel runs fn(0 … n−1) on up to GOMAXPROCS goroutines and waits.

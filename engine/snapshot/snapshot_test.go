@@ -540,3 +540,24 @@ func TestReportTextStable(t *testing.T) {
 		}
 	}
 }
+
+func TestHumanUnits(t *testing.T) {
+	for _, c := range []struct {
+		n            int64
+		bytes, count string
+	}{
+		{0, "0 B", "0"},
+		{999, "999 B", "999"},
+		{1000, "1.0 kB", "1.0 k"},
+		{151_300_000, "151.3 MB", "151.3 M"},
+		{66_300_000_000, "66.3 GB", "66.3 B"},
+		{1_234_000_000_000, "1.23 TB", "1234.0 B"},
+	} {
+		if got := HumanBytes(c.n); got != c.bytes {
+			t.Errorf("HumanBytes(%d) = %q, want %q", c.n, got, c.bytes)
+		}
+		if got := HumanCount(c.n); got != c.count {
+			t.Errorf("HumanCount(%d) = %q, want %q", c.n, got, c.count)
+		}
+	}
+}
