@@ -3,9 +3,11 @@ package snapshot
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -206,7 +208,7 @@ func Inspect(root string) (*Report, error) {
 		}
 		r.Partitions = append(r.Partitions, pr)
 	}
-	for _, name := range sortedKeys(s.Schedulers) {
+	for _, name := range slices.Sorted(maps.Keys(s.Schedulers)) {
 		c, err := ReadSchedulerConfig(s.Schedulers[name])
 		if err != nil {
 			problem(s.Schedulers[name], err)
