@@ -345,6 +345,15 @@ func rel(root, p string) string {
 	return filepath.ToSlash(r)
 }
 
+// configOf is a component reader's result as a report's Config: nil (not a
+// typed nil) when reading failed.
+func configOf[C any](cfg C, err error) (any, error) {
+	if err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
 // inspectComponent validates one component's config and weight headers.
 func inspectComponent(root string, c *Component) *ComponentReport {
 	cr := &ComponentReport{Kind: c.Kind, Partition: c.Partition, Layout: c.Layout.String(), Where: c.Where(root), Borrowed: c.Borrowed, comp: c}
@@ -353,33 +362,18 @@ func inspectComponent(root string, c *Component) *ComponentReport {
 		return cr
 	}
 	var weightsDir, weightsFile, namedBy string
+	var readErr error
 	switch c.Kind {
 	case Transformer:
-		cfg, err := dit.ReadConfigFile(filepath.Join(c.ConfigDir, "config.json"))
-		if err != nil {
-			return fail(err)
-		}
-		cr.Config = cfg
+		cr.Config, readErr = configOf(dit.ReadConfigFile(filepath.Join(c.ConfigDir, "config.json")))
 		weightsDir = c.Dir
 	case TextEncoder:
-		cfg, err := qwen3vl.ReadConfigFile(filepath.Join(c.ConfigDir, "config.json"))
-		if err != nil {
-			return fail(err)
-		}
-		cr.Config = cfg
+		cr.Config, readErr = configOf(qwen3vl.ReadConfigFile(filepath.Join(c.ConfigDir, "config.json")))
 		weightsDir = c.Dir
 	case Tokenizer:
-		cfg, err := ReadTokenizerFiles(c.Dir)
-		if err != nil {
-			return fail(err)
-		}
-		cr.Config = cfg
+		cr.Config, readErr = configOf(ReadTokenizerFiles(c.Dir))
 	case Processor:
-		cfg, err := ReadProcessorConfig(c.Dir)
-		if err != nil {
-			return fail(err)
-		}
-		cr.Config = cfg
+		cr.Config, readErr = configOf(ReadProcessorConfig(c.Dir))
 	case VideoVAE:
 		cfg, err := videovae.ReadConfigFile(c.ConfigDir, c.Layout)
 		if err != nil {
@@ -397,6 +391,9 @@ func inspectComponent(root string, c *Component) *ComponentReport {
 		}
 		cr.Config = cfg
 		weightsDir, weightsFile, namedBy = c.Dir, cfg.WeightsFile, "source_safetensors_path"
+	}
+	if readErr != nil {
+		return fail(readErr)
 	}
 	cr.Summary = configSummary(cr.Config)
 	if weightsDir == "" {
