@@ -92,21 +92,27 @@ func (f *FileStore) Get(service, account string) (string, error) {
 
 // Set implements Store.
 func (f *FileStore) Set(service, account, secret string) error {
-	if err := checkName(service, account); err != nil {
-		return err
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	m, err := f.load()
-	if err != nil {
-		return err
-	}
-	m[key(service, account)] = secret
-	return f.save(m)
+	return f.update(service, account, func(m map[string]string, k string) error {
+		m[k] = secret
+		return nil
+	})
 }
 
 // Delete implements Store.
 func (f *FileStore) Delete(service, account string) error {
+	return f.update(service, account, func(m map[string]string, k string) error {
+		if _, ok := m[k]; !ok {
+			return ErrNotFound
+		}
+		delete(m, k)
+		return nil
+	})
+}
+
+// update checks the names, then under the lock loads the file, applies
+// change to its map at the entry's key and saves the result; an error from
+// change leaves the file as it was.
+func (f *FileStore) update(service, account string, change func(m map[string]string, k string) error) error {
 	if err := checkName(service, account); err != nil {
 		return err
 	}
@@ -116,9 +122,8 @@ func (f *FileStore) Delete(service, account string) error {
 	if err != nil {
 		return err
 	}
-	if _, ok := m[key(service, account)]; !ok {
-		return ErrNotFound
+	if err := change(m, key(service, account)); err != nil {
+		return err
 	}
-	delete(m, key(service, account))
 	return f.save(m)
 }

@@ -99,6 +99,23 @@ func ctxT(t testing.TB) context.Context {
 	return ctx
 }
 
+// downloadFL2VA downloads the fl2va tasks from h into a fresh hub cache
+// (mode "cache") or local folder (mode "dir") and returns the result.
+func downloadFL2VA(t testing.TB, h *fakehub.Hub, mode string) *Result {
+	t.Helper()
+	req := &Request{Tasks: fl2va}
+	if mode == "cache" {
+		req.HubCache = t.TempDir()
+	} else {
+		req.Dir = t.TempDir()
+	}
+	res, err := Download(ctxT(t), testClient(h, ""), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
 // checkFiles asserts root holds exactly the bytes of every path of set.
 func checkFiles(t testing.TB, root string, files map[string][]byte, set string) {
 	t.Helper()

@@ -72,17 +72,7 @@ func (s *cacheStore) held(c *content) string {
 }
 
 func (s *cacheStore) publish(c *content, partial string) (string, error) {
-	dst := s.blob(c)
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return "", err
-	}
-	if err := os.Chmod(partial, 0o644); err != nil {
-		return "", err
-	}
-	if err := os.Rename(partial, dst); err != nil {
-		return "", err
-	}
-	return dst, nil
+	return movePartial(partial, s.blob(c))
 }
 
 func (s *cacheStore) place(c *content, src string) error {
@@ -206,7 +196,12 @@ func (s *dirStore) held(c *content) string {
 }
 
 func (s *dirStore) publish(c *content, partial string) (string, error) {
-	dst := filepath.Join(s.dir, filepath.FromSlash(c.Paths[0]))
+	return movePartial(partial, filepath.Join(s.dir, filepath.FromSlash(c.Paths[0])))
+}
+
+// movePartial renames a finished partial download to dst, readable by all,
+// creating dst's folder first; it returns dst.
+func movePartial(partial, dst string) (string, error) {
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return "", err
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -93,12 +94,7 @@ func (ix *Index) Shards() []string {
 	for _, s := range ix.WeightMap {
 		set[s] = true
 	}
-	out := make([]string, 0, len(set))
-	for s := range set {
-		out = append(out, s)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(set))
 }
 
 // Checkpoint is a component folder's tensors: one file or index-linked
@@ -280,12 +276,7 @@ func (c *Checkpoint) MappingOf(name string) []byte {
 
 // Names lists every tensor name, sorted.
 func (c *Checkpoint) Names() []string {
-	out := make([]string, 0, len(c.where))
-	for n := range c.where {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(c.where))
 }
 
 // TotalBytes is the size of all tensor data.

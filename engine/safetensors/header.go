@@ -21,6 +21,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"unicode/utf8"
@@ -331,6 +332,10 @@ type entry struct {
 	offsetsErr  error
 }
 
+// entryFields are a tensor entry's members, in the order of parseEntry's
+// have flags.
+var entryFields = [...]string{"dtype", "shape", "data_offsets"}
+
 // parseEntry parses {"dtype": string, "shape": [int…], "data_offsets":
 // [int…]} (valid JSON), rejecting other or repeated members and non-integer
 // numbers.
@@ -339,37 +344,31 @@ func parseEntry(raw []byte) (entry, error) {
 	if len(raw) == 0 || raw[0] != '{' {
 		return e, fmt.Errorf("not an object")
 	}
-	var have [3]bool
+	var have [len(entryFields)]bool
 	err := eachMember(raw, func(key, value []byte) error {
 		k, err := jsonString(key)
 		if err != nil {
 			return err
 		}
+		i := slices.Index(entryFields[:], k)
+		if i < 0 {
+			return fmt.Errorf("unknown field %q", k)
+		}
+		if have[i] {
+			return fmt.Errorf("repeated %q", k)
+		}
+		have[i] = true
 		switch k {
 		case "dtype":
-			if have[0] {
-				return errors.New(`repeated "dtype"`)
-			}
-			have[0] = true
 			if e.DType, err = jsonString(value); err != nil {
 				return fmt.Errorf("dtype: %w", err)
 			}
 		case "shape":
-			if have[1] {
-				return errors.New(`repeated "shape"`)
-			}
-			have[1] = true
 			if e.Shape, err = intArray(value); err != nil {
 				return fmt.Errorf("shape: %w", err)
 			}
 		case "data_offsets":
-			if have[2] {
-				return errors.New(`repeated "data_offsets"`)
-			}
-			have[2] = true
 			e.DataOffsets, e.offsetsErr = intArray(value)
-		default:
-			return fmt.Errorf("unknown field %q", k)
 		}
 		return nil
 	})

@@ -92,6 +92,8 @@ func TestParseHeaderRules(t *testing.T) {
 		{"metadata null", file(`{"__metadata__":null}`, 0), 0, "__metadata__ is not a map of strings"},
 		{"entry not object", file(x(`5`), 0), 0, "entry is not {dtype, shape, data_offsets}"},
 		{"entry null", file(x(`null`), 0), 0, "entry is not {dtype, shape, data_offsets}"},
+		{"repeated field", file(x(`{"dtype":"F32","dtype":"F32","shape":[4],"data_offsets":[0,16]}`), 16), 0, `repeated "dtype"`},
+		{"repeated offsets", file(x(`{"dtype":"F32","shape":[4],"data_offsets":[0,16],"data_offsets":[0,16]}`), 16), 0, `repeated "data_offsets"`},
 		{"unknown field", file(x(`{"dtype":"F32","shape":[4],"data_offsets":[0,16],"extra":1}`), 16), 0, "entry is not {dtype, shape, data_offsets}"},
 		{"unsupported dtype", file(x(`{"dtype":"F8_E4M3","shape":[4],"data_offsets":[0,4]}`), 4), 0, `unsupported dtype "F8_E4M3"`},
 		{"missing dtype", file(x(`{"shape":[4],"data_offsets":[0,16]}`), 16), 0, `unsupported dtype ""`},

@@ -2,7 +2,8 @@ package safetensors
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 
 	"h3studio/engine/compute"
 )
@@ -101,10 +102,5 @@ func (s *inventorySource) Data(name string) ([]byte, error) {
 	return nil, nil
 }
 func (s *inventorySource) Names() []string {
-	out := make([]string, 0, len(s.m))
-	for n := range s.m {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(s.m))
 }

@@ -3,9 +3,11 @@ package snapshot
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -206,7 +208,7 @@ func Inspect(root string) (*Report, error) {
 		}
 		r.Partitions = append(r.Partitions, pr)
 	}
-	for _, name := range sortedKeys(s.Schedulers) {
+	for _, name := range slices.Sorted(maps.Keys(s.Schedulers)) {
 		c, err := ReadSchedulerConfig(s.Schedulers[name])
 		if err != nil {
 			problem(s.Schedulers[name], err)
@@ -343,6 +345,15 @@ func rel(root, p string) string {
 	return filepath.ToSlash(r)
 }
 
+// configOf is a component reader's result as a report's Config: nil (not a
+// typed nil) when reading failed.
+func configOf[C any](cfg C, err error) (any, error) {
+	if err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
 // inspectComponent validates one component's config and weight headers.
 func inspectComponent(root string, c *Component) *ComponentReport {
 	cr := &ComponentReport{Kind: c.Kind, Partition: c.Partition, Layout: c.Layout.String(), Where: c.Where(root), Borrowed: c.Borrowed, comp: c}
@@ -351,33 +362,18 @@ func inspectComponent(root string, c *Component) *ComponentReport {
 		return cr
 	}
 	var weightsDir, weightsFile, namedBy string
+	var readErr error
 	switch c.Kind {
 	case Transformer:
-		cfg, err := dit.ReadConfigFile(filepath.Join(c.ConfigDir, "config.json"))
-		if err != nil {
-			return fail(err)
-		}
-		cr.Config = cfg
+		cr.Config, readErr = configOf(dit.ReadConfigFile(filepath.Join(c.ConfigDir, "config.json")))
 		weightsDir = c.Dir
 	case TextEncoder:
-		cfg, err := qwen3vl.ReadConfigFile(filepath.Join(c.ConfigDir, "config.json"))
-		if err != nil {
-			return fail(err)
-		}
-		cr.Config = cfg
+		cr.Config, readErr = configOf(qwen3vl.ReadConfigFile(filepath.Join(c.ConfigDir, "config.json")))
 		weightsDir = c.Dir
 	case Tokenizer:
-		cfg, err := ReadTokenizerFiles(c.Dir)
-		if err != nil {
-			return fail(err)
-		}
-		cr.Config = cfg
+		cr.Config, readErr = configOf(ReadTokenizerFiles(c.Dir))
 	case Processor:
-		cfg, err := ReadProcessorConfig(c.Dir)
-		if err != nil {
-			return fail(err)
-		}
-		cr.Config = cfg
+		cr.Config, readErr = configOf(ReadProcessorConfig(c.Dir))
 	case VideoVAE:
 		cfg, err := videovae.ReadConfigFile(c.ConfigDir, c.Layout)
 		if err != nil {
@@ -395,6 +391,9 @@ func inspectComponent(root string, c *Component) *ComponentReport {
 		}
 		cr.Config = cfg
 		weightsDir, weightsFile, namedBy = c.Dir, cfg.WeightsFile, "source_safetensors_path"
+	}
+	if readErr != nil {
+		return fail(readErr)
 	}
 	cr.Summary = configSummary(cr.Config)
 	if weightsDir == "" {
@@ -458,17 +457,7 @@ func relErr(root string, err error) string {
 // humanBytes renders a byte count with a binary-free decimal unit (as disk
 // sizes are quoted): 66.3 GB.
 func humanBytes(n int64) string {
-	switch {
-	case n >= 1e12:
-		return fmt.Sprintf("%.2f TB", float64(n)/1e12)
-	case n >= 1e9:
-		return fmt.Sprintf("%.1f GB", float64(n)/1e9)
-	case n >= 1e6:
-		return fmt.Sprintf("%.1f MB", float64(n)/1e6)
-	case n >= 1e3:
-		return fmt.Sprintf("%.1f kB", float64(n)/1e3)
-	}
-	return fmt.Sprintf("%d B", n)
+	return humanScaled(n, []unitScale{{1e12, "%.2f TB"}, {1e9, "%.1f GB"}, {1e6, "%.1f MB"}, {1e3, "%.1f kB"}}, "%d B")
 }
 
 // HumanBytes is humanBytes for callers.
@@ -476,15 +465,25 @@ func HumanBytes(n int64) string { return humanBytes(n) }
 
 // HumanCount renders a parameter count: 33.1 B, 151.3 M, 1.5 k.
 func HumanCount(n int64) string {
-	switch {
-	case n >= 1e9:
-		return fmt.Sprintf("%.1f B", float64(n)/1e9)
-	case n >= 1e6:
-		return fmt.Sprintf("%.1f M", float64(n)/1e6)
-	case n >= 1e3:
-		return fmt.Sprintf("%.1f k", float64(n)/1e3)
+	return humanScaled(n, []unitScale{{1e9, "%.1f B"}, {1e6, "%.1f M"}, {1e3, "%.1f k"}}, "%d")
+}
+
+// unitScale is one decimal unit: counts of at least size are printed
+// divided by it with format.
+type unitScale struct {
+	size   float64
+	format string
+}
+
+// humanScaled prints n in the first of scales (largest first) it reaches,
+// or with small when it reaches none.
+func humanScaled(n int64, scales []unitScale, small string) string {
+	for _, u := range scales {
+		if float64(n) >= u.size {
+			return fmt.Sprintf(u.format, float64(n)/u.size)
+		}
 	}
-	return fmt.Sprint(n)
+	return fmt.Sprintf(small, n)
 }
 
 // parallel runs fn(0 … n−1) on up to GOMAXPROCS goroutines and waits.

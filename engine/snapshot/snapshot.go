@@ -345,12 +345,3 @@ func (s *Snapshot) PartitionsPresent() []Partition {
 	}
 	return out
 }
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}

@@ -3,6 +3,8 @@ package snapshot
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"text/tabwriter"
 )
@@ -103,7 +105,7 @@ func (r *Report) WriteText(w io.Writer) {
 		}
 		fmt.Fprintln(w, line)
 	}
-	for _, name := range sortedKeys(r.Schedulers) {
+	for _, name := range slices.Sorted(maps.Keys(r.Schedulers)) {
 		fmt.Fprintf(w, "  %s: shift %g\n", name, r.Schedulers[name])
 	}
 

@@ -18,7 +18,7 @@
 //     compiled into a scanner with the exact alternation order, backtracking
 //     and (?!\S) look-ahead semantics of the pattern as tokenizers.js runs it:
 //     \s is Unicode White_Space, \p{L} and \p{N} are general categories of
-//     Unicode 17.0 (unicode_tables.go, generated from Node's ICU), and the
+//     Unicode 17.0 (unicode_classes.txt, generated from Node's ICU), and the
 //     (?i:…) contractions fold ASCII letters only.
 //  4. GPT-2 byte-to-unicode mapping and BPE by merge rank (lowest rank
 //     first, leftmost on ties), with a per-piece cache.
@@ -27,5 +27,5 @@
 // concurrent use.
 package tokenizer
 
-//go:generate node gen_unicode.mjs unicode_tables.go
-//go:generate node gen_normalization.mjs normalization_tables.go
+//go:generate node gen_unicode.mjs unicode_classes.txt
+//go:generate node gen_normalization.mjs normalization.txt

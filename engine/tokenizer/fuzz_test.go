@@ -25,16 +25,7 @@ func FuzzEncode(f *testing.F) {
 			}
 			return
 		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := tok.Decode(ids)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if want := normalizedText(tok, s); got != want {
-			t.Fatalf("Decode(Encode(%+q)) = %+q, want %+q", s, got, want)
-		}
+		checkRoundTrip(t, tok, s, ids, err)
 	})
 }
 

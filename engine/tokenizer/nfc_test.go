@@ -2,6 +2,9 @@ package tokenizer
 
 import (
 	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -67,5 +70,62 @@ func TestLongNonStarterRuns(t *testing.T) {
 		if got := normalizeForm(formNFC, c.in); got != c.want {
 			t.Errorf("NFC(%+q) = %+q, want %+q", c.in, got, c.want)
 		}
+	}
+}
+
+// TestUnicodeDataMatchesGenerators: the embedded data files are what their
+// generators write with this Node.js build, when it is the build that
+// wrote them (the first line names it).
+func TestUnicodeDataMatchesGenerators(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		need(t, "node is not installed")
+	}
+	for _, c := range []struct{ gen, name, embedded string }{
+		{"gen_unicode.mjs", "unicode_classes.txt", unicodeClassesFile},
+		{"gen_normalization.mjs", "normalization.txt", normalizationFile},
+	} {
+		out := filepath.Join(t.TempDir(), c.name)
+		if b, err := exec.Command(node, c.gen, out).CombinedOutput(); err != nil {
+			t.Fatalf("node %s: %v\n%s", c.gen, err, b)
+		}
+		b, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _, _ := strings.Cut(string(b), "\n")
+		want, _, _ := strings.Cut(c.embedded, "\n")
+		if got != want {
+			t.Skipf("%s was written by another Node.js build: %q, this one %q", c.name, want, got)
+		}
+		if string(b) != c.embedded {
+			t.Errorf("%s differs from what %s writes: run `go generate ./engine/tokenizer`", c.name, c.gen)
+		}
+	}
+	if unicodeVersion != normalizationVersion {
+		t.Errorf("character classes of Unicode %s, normalization data of %s", unicodeVersion, normalizationVersion)
+	}
+}
+
+// TestReadUnicodeDataRejects: a malformed data line panics naming the file
+// and line.
+func TestReadUnicodeDataRejects(t *testing.T) {
+	for _, text := range []string{
+		"@unicode 17.0\n0041 ; L\nZZ..0042 ; L\n",
+		"@unicode 17.0\n0041 ; L\n110000 ; L\n",
+		"0041 ; L\n",
+	} {
+		func() {
+			defer func() {
+				msg, _ := recover().(string)
+				if !strings.HasPrefix(msg, "tokenizer: x.txt") {
+					t.Errorf("%q: panic %q, want one naming x.txt", text, msg)
+				}
+			}()
+			readUnicodeData("x.txt", text, func(f []string) error {
+				_, err := parseCodes(strings.Split(f[0], "..")[0])
+				return err
+			})
+		}()
 	}
 }

@@ -180,16 +180,23 @@ func TestDecodeRoundTripReal(t *testing.T) {
 	tok := loadQwen3(t)
 	for _, s := range buildCorpus(corpusSeed)[:3000] {
 		ids, err := tok.Encode(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := tok.Decode(ids)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if want := normalizedText(tok, s); got != want {
-			t.Fatalf("Decode(Encode(%+q)) = %+q, want %+q", s, got, want)
-		}
+		checkRoundTrip(t, tok, s, ids, err)
+	}
+}
+
+// checkRoundTrip asserts Encode(s) = ids, err succeeded and Decode(ids) is
+// normalizedText(tok, s).
+func checkRoundTrip(t testing.TB, tok *Tokenizer, s string, ids []int, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := tok.Decode(ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := normalizedText(tok, s); got != want {
+		t.Fatalf("Decode(Encode(%+q)) = %+q, want %+q", s, got, want)
 	}
 }
 

@@ -366,10 +366,23 @@ func (h *Handler) list(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
-	v, ok := h.o.Jobs.Get(r.PathValue("id"))
+// videoByID applies find (a lookup or a cancel) to the path's video id,
+// answering 404 when no video has it.
+func videoByID(w http.ResponseWriter, r *http.Request, find func(id string) (Video, bool)) (Video, bool) {
+	v, ok := find(r.PathValue("id"))
 	if !ok {
-		writeError(w, http.StatusNotFound, "not_found", "Video not found")
+		writeVideoNotFound(w)
+	}
+	return v, ok
+}
+
+func writeVideoNotFound(w http.ResponseWriter) {
+	writeError(w, http.StatusNotFound, "not_found", "Video not found")
+}
+
+func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
+	v, ok := videoByID(w, r, h.o.Jobs.Get)
+	if !ok {
 		return
 	}
 	if v.Status == StatusQueued || v.Status == StatusInProgress {
@@ -379,9 +392,8 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) delete(w http.ResponseWriter, r *http.Request) {
-	v, ok := h.o.Jobs.Cancel(r.PathValue("id"))
+	v, ok := videoByID(w, r, h.o.Jobs.Cancel)
 	if !ok {
-		writeError(w, http.StatusNotFound, "not_found", "Video not found")
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"id": v.ID, "object": "video.deleted", "deleted": true, "status": v.Status})
@@ -407,7 +419,7 @@ func (h *Handler) content(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_ready", "Generation is still in-progress")
 		return
 	case err != nil:
-		writeError(w, http.StatusNotFound, "not_found", "Video not found")
+		writeVideoNotFound(w)
 		return
 	}
 	f, err := os.Open(path)

@@ -6,11 +6,13 @@ import (
 	"errors"
 	"mime/multipart"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"h3studio/engine"
+	"h3studio/engine/testkit"
 )
 
 // mapAll resolves every URI to one existing file (the cookbook's server
@@ -291,4 +293,114 @@ type remap struct{ local, remote string }
 func (m remap) Resolve(uri string) (string, error) {
 	p := strings.TrimPrefix(uri, "file://")
 	return filepath.Join(m.local, strings.TrimPrefix(p, m.remote)), nil
+}
+
+// FuzzParseRequest feeds arbitrary bodies through the JSON parser and the
+// lowering: nothing may panic, and every refusal names a rule without a
+// path the body did not contain.
+func FuzzParseRequest(f *testing.F) {
+	files, _ := filepath.Glob("testdata/cookbook/*.json")
+	for _, p := range files {
+		if b, err := os.ReadFile(p); err == nil {
+			f.Add(b)
+		}
+	}
+	f.Add([]byte(`{"prompt":"x","size":"256x256","seconds":"4","h3studio":{"reuse":2,"memory":"streaming"}}`))
+	f.Add([]byte(`{"prompt":"x","conditions":[{"type":"video","uri":"upload://ref_1","role":"reference","audio_uri":"a.wav"}]}`))
+	dir := f.TempDir()
+	res := Folders{Allowed: []string{dir}}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		c, err := ParseJSON(body, Limits{})
+		if err != nil {
+			if _, ok := err.(*FieldError); !ok && !strings.Contains(err.Error(), "too large") {
+				t.Fatalf("an error that is not a rule: %v", err)
+			}
+			return
+		}
+		if _, err := Lower(c, res, nil, "demo"); err != nil {
+			if _, ok := err.(*FieldError); !ok {
+				t.Fatalf("a lowering error that is not a rule: %v", err)
+			}
+			if strings.Contains(err.Error(), dir) {
+				t.Fatalf("the refusal names the server's folder: %v", err)
+			}
+		}
+	})
+}
+
+// FuzzParseMultipart feeds arbitrary form fields and file contents
+// through the multipart parser: nothing may panic and a refused body
+// leaves no file behind.
+func FuzzParseMultipart(f *testing.F) {
+	f.Add("prompt", "a take", "input_reference", []byte("\x89PNG\r\n\x1a\n"))
+	f.Add("extra_body", `{"prompt":"x","seed":3}`, "ref_1", []byte("RIFF\x00\x00\x00\x00WAVEfmt "))
+	f.Add("conditions", `[{"type":"image","uri":"upload://ref_1","role":"reference"}]`, "ref_1", []byte("#!/bin/sh"))
+	f.Fuzz(func(t *testing.T, field, value, fileField string, data []byte) {
+		var buf bytes.Buffer
+		mw := multipart.NewWriter(&buf)
+		if mw.WriteField(field, value) != nil {
+			return
+		}
+		if w, err := mw.CreateFormFile(fileField, "f"); err == nil {
+			w.Write(data)
+		}
+		mw.Close()
+		dir := t.TempDir()
+		_, ups, err := ParseMultipart(&buf, mw.Boundary(), dir, Limits{MaxUpload: 1 << 16})
+		if err != nil {
+			if left, _ := os.ReadDir(dir); len(left) != 0 {
+				t.Fatalf("a refused body left %d files", len(left))
+			}
+			return
+		}
+		RemoveUploads(ups)
+	})
+}
+
+// TestSGLangSchemaAcceptsOurRequests: every request the client builds for
+// an SGLang server validates against SGLang's MiniMax-H3 request models
+// (pydantic, transcribed in testdata), and so does every cookbook example
+// (the transcription's own check).
+func TestSGLangSchemaAcceptsOurRequests(t *testing.T) {
+	py := testkit.PythonPeer(t, "pydantic")
+	dir := t.TempDir()
+	media := filepath.Join(dir, "media")
+	os.MkdirAll(media, 0o755)
+	for _, n := range []string{"first.png", "last.png", "subject.png", "voice.wav", "motion.mp4"} {
+		os.WriteFile(filepath.Join(media, n), []byte("x"), 0o644)
+	}
+	in := func(n string) string { return filepath.Join(media, n) }
+	maps := []PathMap{{Local: media, Remote: "/data/minimax-h3"}}
+	cases := []struct {
+		r    engine.Request
+		task engine.Task
+	}{
+		{engine.Request{Prompt: "t2va 768p", Width: 1344, Height: 768, Frames: 124, Steps: 49, Seed: 1101, SeedSet: true}, engine.TaskT2VA},
+		{engine.Request{Prompt: "portrait", Width: 768, Height: 1344, Frames: 362, Steps: 8, Seed: 0, SeedSet: true}, engine.TaskT2VA},
+		{engine.Request{Prompt: "square", Width: 512, Height: 512, Frames: 107, Steps: 20, Seed: 42, SeedSet: true}, engine.TaskT2VA},
+		{engine.Request{Prompt: "fl2va", Width: 1344, Height: 768, Frames: 124, Steps: 20, Seed: 2, SeedSet: true, First: in("first.png"), Last: in("last.png")}, engine.TaskFL2VA},
+		{engine.Request{Prompt: "last only", Width: 1024, Height: 768, Frames: 97, Steps: 20, Seed: 2, SeedSet: true, Last: in("last.png")}, engine.TaskFL2VA},
+		{engine.Request{Prompt: "<Picture 1> <Audio 1> <Video 1>", Width: 1344, Height: 768, Frames: 124, Steps: 20, Seed: 3, SeedSet: true,
+			References: []engine.Reference{{Kind: engine.RefImage, Path: in("subject.png")}, {Kind: engine.RefAudio, Path: in("voice.wav")}, {Kind: engine.RefVideo, Path: in("motion.mp4")}}}, engine.TaskRef2VA},
+	}
+	var files []string
+	for i, c := range cases {
+		b, err := Build(c.r, c.task, DialectSGLang, maps)
+		if err != nil {
+			t.Fatalf("%d: %v", i, err)
+		}
+		body, _ := json.Marshal(b.Request)
+		p := filepath.Join(dir, "ours-"+string(rune('a'+i))+".json")
+		os.WriteFile(p, body, 0o644)
+		files = append(files, p)
+	}
+	cook, _ := filepath.Glob("testdata/cookbook/*.json")
+	files = append(files, cook...)
+	out, err := exec.Command(py, append([]string{"testdata/sglang_h3_schema.py"}, files...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("SGLang's schema refused a request: %v\n%s", err, out)
+	}
+	if n := strings.Count(string(out), "ok "); n != len(files) {
+		t.Fatalf("validated %d of %d bodies:\n%s", n, len(files), out)
+	}
 }

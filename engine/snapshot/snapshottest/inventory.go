@@ -54,6 +54,12 @@ func (v *inv) add(dt compute.DType, name string, shape ...int) {
 	v.ts = append(v.ts, Tensor{Name: name, DType: dt, Shape: shape})
 }
 
+// biased adds the layer p's weight of shape [out, in…] and its bias [out].
+func (v *inv) biased(dt compute.DType, p string, out int, in ...int) {
+	v.add(dt, p+".weight", append([]int{out}, in...)...)
+	v.add(dt, p+".bias", out)
+}
+
 // Released DiT dimensions (H3-DIT.md §1.3).
 const (
 	ditHidden    = 5376
@@ -75,16 +81,11 @@ func TransformerInventory() []Tensor {
 	var v inv
 	bf, f := compute.BF16, compute.F32
 	inner := ditHeads * ditHeadDim
-	v.add(bf, "condition_proj.weight", ditHidden, ditTextDim)
-	v.add(bf, "condition_proj.bias", ditHidden)
-	v.add(f, "video_patch_proj.weight", ditHidden, 96)
-	v.add(f, "video_patch_proj.bias", ditHidden)
-	v.add(f, "audio_patch_proj.weight", ditHidden, 32)
-	v.add(f, "audio_patch_proj.bias", ditHidden)
-	v.add(f, "time_embedder.proj_in.weight", ditTimeHid, ditFreq)
-	v.add(f, "time_embedder.proj_in.bias", ditTimeHid)
-	v.add(f, "time_embedder.proj_out.weight", ditTimeEmbed, ditTimeHid)
-	v.add(f, "time_embedder.proj_out.bias", ditTimeEmbed)
+	v.biased(bf, "condition_proj", ditHidden, ditTextDim)
+	v.biased(f, "video_patch_proj", ditHidden, 96)
+	v.biased(f, "audio_patch_proj", ditHidden, 32)
+	v.biased(f, "time_embedder.proj_in", ditTimeHid, ditFreq)
+	v.biased(f, "time_embedder.proj_out", ditTimeEmbed, ditTimeHid)
 	v.add(f, "rope.inv_freq", ditRopeFreq)
 	block := func(p string, adaln bool) {
 		v.add(bf, p+"norm1.weight", ditHidden)
@@ -96,8 +97,7 @@ func TransformerInventory() []Tensor {
 		v.add(bf, p+"mlp.fc1.weight", 2*ditFFN, ditHidden)
 		v.add(bf, p+"mlp.fc2.weight", ditHidden, ditFFN)
 		if adaln {
-			v.add(bf, p+"adaln_proj.linear.weight", 18*ditHidden, ditTimeEmbed)
-			v.add(bf, p+"adaln_proj.linear.bias", 18*ditHidden)
+			v.biased(bf, p+"adaln_proj.linear", 18*ditHidden, ditTimeEmbed)
 		}
 	}
 	for i := range ditRefiner {
@@ -108,12 +108,9 @@ func TransformerInventory() []Tensor {
 		block(fmt.Sprintf("blocks.%d.", i), true)
 	}
 	v.add(bf, "final_layer.norm.weight", ditHidden)
-	v.add(bf, "final_layer.adaln_proj.linear.weight", 2*ditHidden, ditTimeEmbed)
-	v.add(bf, "final_layer.adaln_proj.linear.bias", 2*ditHidden)
-	v.add(f, "final_layer.video_out.weight", 96, ditHidden)
-	v.add(f, "final_layer.video_out.bias", 96)
-	v.add(f, "final_layer.audio_out.weight", 32, ditHidden)
-	v.add(f, "final_layer.audio_out.bias", 32)
+	v.biased(bf, "final_layer.adaln_proj.linear", 2*ditHidden, ditTimeEmbed)
+	v.biased(f, "final_layer.video_out", 96, ditHidden)
+	v.biased(f, "final_layer.audio_out", 32, ditHidden)
 	return v.ts
 }
 
@@ -146,31 +143,22 @@ func TextEncoderInventory() []Tensor {
 	v.add(bf, lm+"norm.weight", hidden)
 	v.add(bf, "lm_head.weight", vocab, hidden)
 	vis := "model.visual."
-	v.add(bf, vis+"patch_embed.proj.weight", vh, 3, 2, 16, 16)
-	v.add(bf, vis+"patch_embed.proj.bias", vh)
+	v.biased(bf, vis+"patch_embed.proj", vh, 3, 2, 16, 16)
 	v.add(bf, vis+"pos_embed.weight", 2304, vh)
 	for i := range vdepth {
 		p := fmt.Sprintf("%sblocks.%d.", vis, i)
 		for _, n := range []string{"norm1", "norm2"} {
-			v.add(bf, p+n+".weight", vh)
-			v.add(bf, p+n+".bias", vh)
+			v.biased(bf, p+n, vh)
 		}
-		v.add(bf, p+"attn.qkv.weight", 3*vh, vh)
-		v.add(bf, p+"attn.qkv.bias", 3*vh)
-		v.add(bf, p+"attn.proj.weight", vh, vh)
-		v.add(bf, p+"attn.proj.bias", vh)
-		v.add(bf, p+"mlp.linear_fc1.weight", vinter, vh)
-		v.add(bf, p+"mlp.linear_fc1.bias", vinter)
-		v.add(bf, p+"mlp.linear_fc2.weight", vh, vinter)
-		v.add(bf, p+"mlp.linear_fc2.bias", vh)
+		v.biased(bf, p+"attn.qkv", 3*vh, vh)
+		v.biased(bf, p+"attn.proj", vh, vh)
+		v.biased(bf, p+"mlp.linear_fc1", vinter, vh)
+		v.biased(bf, p+"mlp.linear_fc2", vh, vinter)
 	}
 	merger := func(p string, normWidth int) {
-		v.add(bf, p+"norm.weight", normWidth)
-		v.add(bf, p+"norm.bias", normWidth)
-		v.add(bf, p+"linear_fc1.weight", vmerge, vmerge)
-		v.add(bf, p+"linear_fc1.bias", vmerge)
-		v.add(bf, p+"linear_fc2.weight", vout, vmerge)
-		v.add(bf, p+"linear_fc2.bias", vout)
+		v.biased(bf, p+"norm", normWidth)
+		v.biased(bf, p+"linear_fc1", vmerge, vmerge)
+		v.biased(bf, p+"linear_fc2", vout, vmerge)
 	}
 	merger(vis+"merger.", vh)
 	for k := range 3 {
@@ -186,12 +174,10 @@ func VideoVAEInventory() []Tensor {
 	var v inv
 	f := compute.F32
 	conv := func(p string, out, in, k int) {
-		v.add(f, p+".weight", out, in, k, k, k)
-		v.add(f, p+".bias", out)
+		v.biased(f, p, out, in, k, k, k)
 	}
 	norm := func(p string, c int) {
-		v.add(f, p+".weight", c)
-		v.add(f, p+".bias", c)
+		v.biased(f, p, c)
 	}
 	chMult := []int{1, 2, 2, 4, 4, 8}
 	const ch, resnets, downLevels = 128, 2, 4
@@ -220,27 +206,21 @@ func VideoVAEInventory() []Tensor {
 
 	const dim, blocks, ffn = 2048, 36, 8192
 	conv("post_quant_conv", 24, 24, 1)
-	v.add(f, "decoder.x_embedder.weight", dim, 24)
-	v.add(f, "decoder.x_embedder.bias", dim)
+	v.biased(f, "decoder.x_embedder", dim, 24)
 	v.add(f, "decoder.register_tokens", 1, 4, dim)
 	for i := range blocks {
 		p := fmt.Sprintf("decoder.transformer_blocks.%d.", i)
 		v.add(f, p+"norm1.weight", dim)
 		v.add(f, p+"norm2.weight", dim)
-		v.add(f, p+"attn.to_qkv.weight", 3*dim, dim)
-		v.add(f, p+"attn.to_qkv.bias", 3*dim)
-		v.add(f, p+"attn.to_out.weight", dim, dim)
-		v.add(f, p+"attn.to_out.bias", dim)
+		v.biased(f, p+"attn.to_qkv", 3*dim, dim)
+		v.biased(f, p+"attn.to_out", dim, dim)
 		v.add(f, p+"scale1", dim)
 		v.add(f, p+"scale2", dim)
-		v.add(f, p+"ff.w1.weight", 2*ffn, dim)
-		v.add(f, p+"ff.w1.bias", 2*ffn)
-		v.add(f, p+"ff.w2.weight", dim, ffn)
-		v.add(f, p+"ff.w2.bias", dim)
+		v.biased(f, p+"ff.w1", 2*ffn, dim)
+		v.biased(f, p+"ff.w2", dim, ffn)
 	}
 	norm("decoder.norm_out", dim)
-	v.add(f, "decoder.proj_out.weight", 3072, dim)
-	v.add(f, "decoder.proj_out.bias", 3072)
+	v.biased(f, "decoder.proj_out", 3072, dim)
 	v.add(f, "decoder.mask_token", 1, 1, dim)
 	return v.ts
 }
@@ -282,8 +262,7 @@ func AudioVAEInventory() []Tensor {
 	wn(fmt.Sprintf("encoder.block.%d", n+2), latent, c, 3, true)
 
 	ln := func(p string, w int) {
-		v.add(f, p+".weight", w)
-		v.add(f, p+".bias", w)
+		v.biased(f, p, w)
 	}
 	ln("pre_block.norm1", latent)
 	ln("pre_block.norm2", channels)
@@ -292,23 +271,17 @@ func AudioVAEInventory() []Tensor {
 	v.add(f, "pre_block.attn.q_bias", latent)
 	v.add(f, "pre_block.attn.v_bias", latent)
 	v.add(f, "pre_block.attn.zero_k_bias", latent)
-	v.add(f, "pre_block.attn.proj.weight", channels, channels)
-	v.add(f, "pre_block.attn.proj.bias", channels)
-	v.add(f, "pre_block.proj.weight", channels, latent)
-	v.add(f, "pre_block.proj.bias", channels)
+	v.biased(f, "pre_block.attn.proj", channels, channels)
+	v.biased(f, "pre_block.proj", channels, latent)
 	ln("pre_block.mlp.norm", channels)
 	for _, w := range []string{"w0", "w1"} {
-		v.add(f, "pre_block.mlp."+w+".weight", 2*channels, channels)
-		v.add(f, "pre_block.mlp."+w+".bias", 2*channels)
+		v.biased(f, "pre_block.mlp."+w, 2*channels, channels)
 	}
-	v.add(f, "pre_block.mlp.w2.weight", channels, 2*channels)
-	v.add(f, "pre_block.mlp.w2.bias", channels)
+	v.biased(f, "pre_block.mlp.w2", channels, 2*channels)
 	for _, h := range []string{"mean_proj", "logs_proj"} {
-		v.add(f, h+".weight", channels, channels, 1)
-		v.add(f, h+".bias", channels)
+		v.biased(f, h, channels, channels, 1)
 	}
-	v.add(f, "dec_in_proj.weight", latent, channels, 1)
-	v.add(f, "dec_in_proj.bias", latent)
+	v.biased(f, "dec_in_proj", latent, channels, 1)
 
 	wn("decoder.conv_pre", decDim, latent, 7, true)
 	act := func(p string, c int) {

@@ -104,6 +104,30 @@ func TestReleasedSnapshot(t *testing.T) {
 // does: configs and every header) and checkpoint open (index, headers and
 // mmap of every shard). Target: < 100 ms, independent of checkpoint size.
 func BenchmarkInspect(b *testing.B) {
+	benchSnapshots(b, func(b *testing.B, root string) func() {
+		r, err := snapshot.Inspect(root)
+		if err != nil || !r.OK() {
+			b.Fatal(err, r.Problems)
+		}
+		return func() {}
+	})
+}
+
+func BenchmarkOpenTransformer(b *testing.B) {
+	benchSnapshots(b, func(b *testing.B, root string) func() {
+		ck, err := safetensors.OpenDir(filepath.Join(root, "FL2VA", "transformer"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		return func() { ck.Close() }
+	})
+}
+
+// benchSnapshots runs op on the released and the tiny snapshot, timing op
+// but not the cleanup it returns, and reports the CPU time per operation
+// (all threads) and the fastest single operation: on a loaded shared
+// machine the mean wall time says little, while these two are stable.
+func benchSnapshots(b *testing.B, op func(b *testing.B, root string) (cleanup func())) {
 	for _, c := range []struct {
 		name  string
 		build func(testing.TB) string
@@ -111,51 +135,19 @@ func BenchmarkInspect(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			root := c.build(b)
 			b.ResetTimer()
-			cpu, fastest := CPUTime(), time.Duration(1<<62)
+			start, fastest := CPUTime(), time.Duration(1<<62)
 			for b.Loop() {
 				t0 := time.Now()
-				r, err := snapshot.Inspect(root)
-				if err != nil || !r.OK() {
-					b.Fatal(err, r.Problems)
-				}
+				cleanup := op(b, root)
 				fastest = min(fastest, time.Since(t0))
+				cleanup()
 			}
-			reportCPU(b, cpu, fastest)
+			if start >= 0 && b.N > 0 {
+				b.ReportMetric(float64(CPUTime()-start)/float64(b.N)/1e6, "cpu-ms/op")
+			}
+			b.ReportMetric(float64(fastest)/1e6, "fastest-ms")
 		})
 	}
-}
-
-func BenchmarkOpenTransformer(b *testing.B) {
-	for _, c := range []struct {
-		name  string
-		build func(testing.TB) string
-	}{{"released", sparseRoot}, {"tiny", tinyRoot}} {
-		b.Run(c.name, func(b *testing.B) {
-			dir := filepath.Join(c.build(b), "FL2VA", "transformer")
-			b.ResetTimer()
-			cpu, fastest := CPUTime(), time.Duration(1<<62)
-			for b.Loop() {
-				t0 := time.Now()
-				ck, err := safetensors.OpenDir(dir)
-				if err != nil {
-					b.Fatal(err)
-				}
-				fastest = min(fastest, time.Since(t0))
-				ck.Close()
-			}
-			reportCPU(b, cpu, fastest)
-		})
-	}
-}
-
-// reportCPU adds to a benchmark the CPU time per operation (all threads)
-// and the fastest single operation: on a loaded shared machine the mean
-// wall time says little, while these two are stable.
-func reportCPU(b *testing.B, start, fastest time.Duration) {
-	if start >= 0 && b.N > 0 {
-		b.ReportMetric(float64(CPUTime()-start)/float64(b.N)/1e6, "cpu-ms/op")
-	}
-	b.ReportMetric(float64(fastest)/1e6, "fastest-ms")
 }
 
 // tinyRoot writes the released structure with one-element tensors.
