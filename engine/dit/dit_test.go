@@ -61,25 +61,14 @@ func load(t testing.TB, f fixture) *loaded {
 
 func (l *loaded) f32(t testing.TB, name string) []float32 {
 	t.Helper()
-	info, ok := l.fx.Info(name)
-	if !ok {
-		t.Fatalf("fixture has no %s", name)
-	}
-	d, err := l.fx.Data(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return compute.DecodeFloat32(info.DType, d)
+	v, _ := testkit.Float32s(t, l.fx, name)
+	return v
 }
 
 func (l *loaded) i64(t testing.TB, name string) []int64 {
 	t.Helper()
-	info, _ := l.fx.Info(name)
-	d, err := l.fx.Data(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return compute.DecodeInt64(info.DType, d)
+	v, _ := testkit.Int64s(t, l.fx, name)
+	return v
 }
 
 func (l *loaded) f64(t testing.TB, name string) []float64 {
