@@ -65,6 +65,17 @@ func (l *loaded) f32(t testing.TB, name string) []float32 {
 	return v
 }
 
+// tables is m's modulation tables for the fixture's timestep; the caller
+// releases them.
+func (l *loaded) tables(t testing.TB, ctx context.Context, m *dit.Model) *dit.Tables {
+	t.Helper()
+	tab, err := m.Tables(ctx, l.f32(t, "in.timestep"), dit.TableOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tab
+}
+
 func (l *loaded) i64(t testing.TB, name string) []int64 {
 	t.Helper()
 	v, _ := testkit.Int64s(t, l.fx, name)
@@ -131,10 +142,7 @@ func newRun(t testing.TB, l *loaded, opts dit.Options) *run {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tab, err := m.Tables(ctx, l.f32(t, "in.timestep"), dit.TableOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	tab := l.tables(t, ctx, m)
 	t.Cleanup(tab.Release)
 	seq, err := m.NewSequence(lay, text)
 	if err != nil {
