@@ -7,6 +7,7 @@ import (
 	"math"
 
 	"h3studio/engine/compute"
+	"h3studio/engine/configfile"
 	"h3studio/engine/nn"
 )
 
@@ -87,26 +88,24 @@ func (m *Model) checkLatents(l *Latents) error {
 // Denormalize returns z·std + mean per latent channel (a product then a
 // sum, each rounded to float32, as the pipeline computes it).
 func (m *Model) Denormalize(l *Latents) (*Latents, error) {
-	if err := m.checkLatents(l); err != nil {
-		return nil, err
-	}
-	o := &Latents{Channels: l.Channels, C: l.C, A: l.A, Data: make([]float32, len(l.Data))}
-	for i, v := range l.Data {
-		c := (i / l.A) % l.C
-		o.Data[i] = float32(v*m.Config.LatentsStd[c]) + m.Config.LatentsMean[c]
-	}
-	return o, nil
+	return m.perChannel(l, configfile.Denormalize)
 }
 
 // Normalize returns (z − mean)/std per latent channel.
 func (m *Model) Normalize(l *Latents) (*Latents, error) {
+	return m.perChannel(l, configfile.Normalize)
+}
+
+// perChannel checks the latents l and returns f(x, std, mean) of each
+// value with its latent channel's statistics.
+func (m *Model) perChannel(l *Latents, f func(x, std, mean float32) float32) (*Latents, error) {
 	if err := m.checkLatents(l); err != nil {
 		return nil, err
 	}
 	o := &Latents{Channels: l.Channels, C: l.C, A: l.A, Data: make([]float32, len(l.Data))}
 	for i, v := range l.Data {
 		c := (i / l.A) % l.C
-		o.Data[i] = (v - m.Config.LatentsMean[c]) / m.Config.LatentsStd[c]
+		o.Data[i] = f(v, m.Config.LatentsStd[c], m.Config.LatentsMean[c])
 	}
 	return o, nil
 }

@@ -13,6 +13,7 @@ import (
 
 	"h3studio/engine/compute/cpu"
 	"h3studio/engine/safetensors"
+	"h3studio/engine/testkit"
 )
 
 func tinyModel(t testing.TB) *Model {
@@ -46,7 +47,7 @@ func TestKaiserFilterMatchesCheckpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	stored, _ := fixtureTensor(t, f, "decoder.activation_post.upsample.filter")
+	stored, _ := testkit.Float32s(t, f, "decoder.activation_post.upsample.filter")
 	got := KaiserSincFilter(0.25, 0.3, 12)
 	for i := range stored {
 		if math.Abs(float64(got[i]-stored[i])) > 1e-7 {

@@ -26,19 +26,19 @@ func TestEncoderModelParity(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	wav, ws := fixtureTensor(t, f, "encode.waveform")
+	wav, ws := testkit.Float32s(t, f, "encode.waveform")
 	mean, logs, err := m.Encode(context.Background(), &Wave{Channels: ws[0], Samples: ws[2], Data: wav}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantMean, _ := fixtureTensor(t, f, "encode.mean")
-	wantLogs, _ := fixtureTensor(t, f, "encode.logs")
-	lat, ls := fixtureTensor(t, f, "decode.latents")
+	wantMean, _ := testkit.Float32s(t, f, "encode.mean")
+	wantLogs, _ := testkit.Float32s(t, f, "encode.logs")
+	lat, ls := testkit.Float32s(t, f, "decode.latents")
 	w, err := m.Decode(context.Background(), &Latents{Channels: ls[0], C: ls[1], A: ls[2], Data: lat}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantWave, _ := fixtureTensor(t, f, "decode.waveform")
+	wantWave, _ := testkit.Float32s(t, f, "decode.waveform")
 	if len(mean.Data) != len(wantMean) || len(w.Data) != len(wantWave) {
 		t.Fatalf("sizes: mean %d vs %d, waveform %d vs %d", len(mean.Data), len(wantMean), len(w.Data), len(wantWave))
 	}

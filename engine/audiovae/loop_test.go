@@ -21,8 +21,8 @@ func TestLoopDecodeToWaveform(t *testing.T) {
 	defer f.Close()
 	m := openLayout(t, testbackend.New(t), "original")
 	for _, loop := range []string{"loop_t2va_f32", "loop_fl2va_f32", "loop_t2va_bf16"} {
-		lat, ls := fixtureTensor(t, f, loop+".out.audio_latents")
-		want, ws := fixtureTensor(t, f, loop+".out.audio")
+		lat, ls := testkit.Float32s(t, f, loop+".out.audio_latents")
+		want, ws := testkit.Float32s(t, f, loop+".out.audio")
 		w, err := m.DecodeToWaveform(context.Background(), &Latents{Channels: ls[0], C: ls[1], A: ls[2], Data: lat}, nil)
 		if err != nil {
 			t.Fatal(err)

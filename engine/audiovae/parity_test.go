@@ -22,19 +22,6 @@ func openLayout(t testing.TB, b compute.Backend, layout string) *Model {
 	return m
 }
 
-func fixtureTensor(t testing.TB, f *safetensors.File, name string) ([]float32, compute.Shape) {
-	t.Helper()
-	info, ok := f.Info(name)
-	if !ok {
-		t.Fatalf("fixture has no %s", name)
-	}
-	data, err := f.Data(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return compute.DecodeFloat32(info.DType, data), info.Shape
-}
-
 // TestDecodeParity: the audio_vae fixture's decode tensors, float32,
 // rel-L2 < 1e-5, from both layouts (the original one derives the BigVGAN
 // kernels 2u − u mod 2). Measured (seed 0, CPU): decode.dec_in_proj
@@ -48,10 +35,10 @@ func TestDecodeParity(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	lat, ls := fixtureTensor(t, f, "decode.latents")
+	lat, ls := testkit.Float32s(t, f, "decode.latents")
 	z := &Latents{Channels: ls[0], C: ls[1], A: ls[2], Data: lat}
-	wantProj, _ := fixtureTensor(t, f, "decode.dec_in_proj")
-	wantWave, ws := fixtureTensor(t, f, "decode.waveform")
+	wantProj, _ := testkit.Float32s(t, f, "decode.dec_in_proj")
+	wantWave, ws := testkit.Float32s(t, f, "decode.waveform")
 	for _, layout := range []string{"original", "diffusers"} {
 		for _, b := range testbackend.Threads(t, 1, 2) {
 			threads := b.Device().Threads

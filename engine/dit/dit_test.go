@@ -61,25 +61,25 @@ func load(t testing.TB, f fixture) *loaded {
 
 func (l *loaded) f32(t testing.TB, name string) []float32 {
 	t.Helper()
-	info, ok := l.fx.Info(name)
-	if !ok {
-		t.Fatalf("fixture has no %s", name)
-	}
-	d, err := l.fx.Data(name)
+	v, _ := testkit.Float32s(t, l.fx, name)
+	return v
+}
+
+// tables is m's modulation tables for the fixture's timestep; the caller
+// releases them.
+func (l *loaded) tables(t testing.TB, ctx context.Context, m *dit.Model) *dit.Tables {
+	t.Helper()
+	tab, err := m.Tables(ctx, l.f32(t, "in.timestep"), dit.TableOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return compute.DecodeFloat32(info.DType, d)
+	return tab
 }
 
 func (l *loaded) i64(t testing.TB, name string) []int64 {
 	t.Helper()
-	info, _ := l.fx.Info(name)
-	d, err := l.fx.Data(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return compute.DecodeInt64(info.DType, d)
+	v, _ := testkit.Int64s(t, l.fx, name)
+	return v
 }
 
 func (l *loaded) f64(t testing.TB, name string) []float64 {
@@ -142,10 +142,7 @@ func newRun(t testing.TB, l *loaded, opts dit.Options) *run {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tab, err := m.Tables(ctx, l.f32(t, "in.timestep"), dit.TableOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	tab := l.tables(t, ctx, m)
 	t.Cleanup(tab.Release)
 	seq, err := m.NewSequence(lay, text)
 	if err != nil {

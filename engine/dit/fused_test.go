@@ -151,10 +151,7 @@ func blockDispatches(t *testing.T, cfg dit.Config, o compute.Oracles) []int64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tab, err := m.Tables(ctx, l.f32(t, "in.timestep"), dit.TableOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	tab := l.tables(t, ctx, m)
 	seq, err := m.NewSequence(lay, text)
 	if err != nil {
 		t.Fatal(err)

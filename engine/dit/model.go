@@ -316,11 +316,9 @@ func (m *Model) bindPrepText() error {
 func (m *Model) bindRefinerBlock(i int) (*RefinerBlock, error) {
 	if m.refiner[i] == nil {
 		r := bindRefinerBlock(m.w.Sub(m.n.refinerBlock(i)), m.n, m.cfg, m.wdt(), m.opts.Quant, m.fz)
-		if err := m.bindErr(fmt.Sprintf("token refiner block %d", i)); err != nil {
+		if err := m.adaptBound(fmt.Sprintf("token refiner block %d", i), r.Attn, r.FF, StackRefiner, i); err != nil {
 			return nil, err
 		}
-		m.adaptAttention(r.Attn, StackRefiner, i)
-		m.adaptFeedForward(r.FF, StackRefiner, i)
 		m.refiner[i] = r
 	}
 	return m.refiner[i], nil
@@ -383,13 +381,22 @@ func (m *Model) bindBlock(i int) (*Block, error) {
 		return m.blocks[i], nil
 	}
 	blk := bindBlock(m.w.Sub(m.n.block(i)), m.n, m.cfg, m.wdt(), m.opts.Quant, m.fz)
-	if err := m.bindErr(fmt.Sprintf("block %d", i)); err != nil {
+	if err := m.adaptBound(fmt.Sprintf("block %d", i), blk.Attn, blk.FF, StackBlocks, i); err != nil {
 		return nil, err
 	}
-	m.adaptAttention(blk.Attn, StackBlocks, i)
-	m.adaptFeedForward(blk.FF, StackBlocks, i)
 	m.blocks[i] = blk
 	return blk, nil
+}
+
+// adaptBound reports a failed binding of the block named what, else gives
+// stack/block's attention and MLP their adapters.
+func (m *Model) adaptBound(what string, at *Attention, ff *FeedForward, stack Stack, block int) error {
+	if err := m.bindErr(what); err != nil {
+		return err
+	}
+	m.adaptAttention(at, stack, block)
+	m.adaptFeedForward(ff, stack, block)
+	return nil
 }
 
 func (m *Model) releaseBlock(i int) {

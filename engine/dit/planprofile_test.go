@@ -35,10 +35,7 @@ func TestPlanPredictsProfile(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			tab, err := m.Tables(ctx, l.f32(t, "in.timestep"), dit.TableOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			tab := l.tables(t, ctx, m)
 			defer tab.Release()
 			seq, err := m.NewSequence(lay, text)
 			if err != nil {

@@ -3,6 +3,8 @@ package layout
 import (
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 )
 
 // Modality tags of packed rows (the AdaLN table has one row per timestep and
@@ -58,25 +60,13 @@ const (
 	Last                    // pixel frame F−1: rotary time L + span(T) − 5/3
 )
 
-func (a Anchor) String() string {
-	switch a {
-	case First:
-		return "first"
-	case Last:
-		return "last"
-	}
-	return fmt.Sprintf("Anchor(%d)", uint8(a))
-}
+var anchorNames = []string{First: "first", Last: "last"}
+
+func (a Anchor) String() string { return enumName(a, anchorNames, "Anchor") }
 
 // ParseAnchor parses "first" or "last".
 func ParseAnchor(s string) (Anchor, error) {
-	switch s {
-	case "first":
-		return First, nil
-	case "last":
-		return Last, nil
-	}
-	return 0, fmt.Errorf("layout: keyframe anchor %q: must be \"first\" or \"last\"", s)
+	return parseEnum[Anchor](s, anchorNames, "keyframe anchor")
 }
 
 // RefKind is the modality of a Ref2VA reference.
@@ -89,29 +79,41 @@ const (
 	RefAudio
 )
 
-func (k RefKind) String() string {
-	switch k {
-	case RefImage:
-		return "image"
-	case RefVideo:
-		return "video"
-	case RefAudio:
-		return "audio"
-	}
-	return fmt.Sprintf("RefKind(%d)", uint8(k))
-}
+var refKindNames = []string{RefImage: "image", RefVideo: "video", RefAudio: "audio"}
+
+func (k RefKind) String() string { return enumName(k, refKindNames, "RefKind") }
 
 // ParseRefKind parses "image", "video" or "audio".
 func ParseRefKind(s string) (RefKind, error) {
-	switch s {
-	case "image":
-		return RefImage, nil
-	case "video":
-		return RefVideo, nil
-	case "audio":
-		return RefAudio, nil
+	return parseEnum[RefKind](s, refKindNames, "reference kind")
+}
+
+// enumName is names[v], or typ(v) for a value without a name.
+func enumName[T ~uint8](v T, names []string, typ string) string {
+	if int(v) < len(names) && names[v] != "" {
+		return names[v]
 	}
-	return 0, fmt.Errorf("layout: reference kind %q: must be \"image\", \"video\" or \"audio\"", s)
+	return fmt.Sprintf("%s(%d)", typ, uint8(v))
+}
+
+// parseEnum is the value whose name is s; what names the kind of value in
+// the error, which lists the names.
+func parseEnum[T ~uint8](s string, names []string, what string) (T, error) {
+	var quoted []string
+	for i, n := range names {
+		if n == "" {
+			continue
+		}
+		if n == s {
+			return T(i), nil
+		}
+		quoted = append(quoted, strconv.Quote(n))
+	}
+	list := quoted[len(quoted)-1]
+	if len(quoted) > 1 {
+		list = strings.Join(quoted[:len(quoted)-1], ", ") + " or " + list
+	}
+	return 0, fmt.Errorf("layout: %s %q: must be %s", what, s, list)
 }
 
 // Reference is the geometry of one Ref2VA reference as its encoders produced
@@ -159,14 +161,9 @@ const (
 	SegVideo                // the generated video (video rows)
 )
 
-var segNames = [...]string{SegText: "text", SegKeyframe: "keyframe", SegRefImage: "ref_image", SegRefAudio: "ref_audio", SegRefVideo: "ref_video", SegAudio: "audio", SegVideo: "video"}
+var segNames = []string{SegText: "text", SegKeyframe: "keyframe", SegRefImage: "ref_image", SegRefAudio: "ref_audio", SegRefVideo: "ref_video", SegAudio: "audio", SegVideo: "video"}
 
-func (k SegmentKind) String() string {
-	if int(k) < len(segNames) && segNames[k] != "" {
-		return segNames[k]
-	}
-	return fmt.Sprintf("SegmentKind(%d)", uint8(k))
-}
+func (k SegmentKind) String() string { return enumName(k, segNames, "SegmentKind") }
 
 // Segment is a contiguous run of rows [Start, Stop).
 type Segment struct {

@@ -376,3 +376,33 @@ func BenchmarkBuild(b *testing.B) {
 		}
 	}
 }
+
+// TestEnumNames: the anchors and reference kinds print and parse by name,
+// an unknown name is refused listing the valid ones, and an unnamed value
+// prints as its type and number.
+func TestEnumNames(t *testing.T) {
+	for _, a := range []Anchor{First, Last} {
+		if got, err := ParseAnchor(a.String()); err != nil || got != a {
+			t.Errorf("ParseAnchor(%q) = %v, %v", a.String(), got, err)
+		}
+	}
+	for _, k := range []RefKind{RefImage, RefVideo, RefAudio} {
+		if got, err := ParseRefKind(k.String()); err != nil || got != k {
+			t.Errorf("ParseRefKind(%q) = %v, %v", k.String(), got, err)
+		}
+	}
+	if _, err := ParseAnchor("middle"); err == nil || err.Error() != `layout: keyframe anchor "middle": must be "first" or "last"` {
+		t.Errorf("ParseAnchor(middle): %v", err)
+	}
+	if _, err := ParseRefKind(""); err == nil || err.Error() != `layout: reference kind "": must be "image", "video" or "audio"` {
+		t.Errorf("ParseRefKind(\"\"): %v", err)
+	}
+	for _, c := range []struct{ got, want string }{
+		{Anchor(0).String(), "Anchor(0)"}, {RefKind(9).String(), "RefKind(9)"},
+		{SegmentKind(99).String(), "SegmentKind(99)"}, {SegRefAudio.String(), "ref_audio"},
+	} {
+		if c.got != c.want {
+			t.Errorf("String: %q, want %q", c.got, c.want)
+		}
+	}
+}

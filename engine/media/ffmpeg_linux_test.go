@@ -230,20 +230,28 @@ func TestMP4SinkRoundTrip(t *testing.T) {
 	}
 }
 
-func TestMP4SinkAbortAndErrors(t *testing.T) {
-	needTool(t, "ffmpeg")
-	dir := t.TempDir()
-	p := filepath.Join(dir, "x.mp4")
+// beginMP4 opens an MP4 sink on p, begins a 64×32 video of frames frames
+// and writes its first frame.
+func beginMP4(t *testing.T, p string, frames int) Sink {
+	t.Helper()
 	s, err := NewMP4Sink(p, MP4Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Begin(OutputFormat(64, 32, 5)); err != nil {
+	if err := s.Begin(OutputFormat(64, 32, frames)); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.WriteFrame(testFrame(64, 32, 0)); err != nil {
 		t.Fatal(err)
 	}
+	return s
+}
+
+func TestMP4SinkAbortAndErrors(t *testing.T) {
+	needTool(t, "ffmpeg")
+	dir := t.TempDir()
+	p := filepath.Join(dir, "x.mp4")
+	s := beginMP4(t, p, 5)
 	if err := s.WriteFrame(testFrame(32, 32, 0)); err == nil {
 		t.Error("a frame of the wrong size was accepted")
 	}
@@ -263,7 +271,7 @@ func TestMP4SinkAbortAndErrors(t *testing.T) {
 	noTemps(t, dir)
 
 	// A destination that cannot be written names the file.
-	_, err = NewMP4Sink(filepath.Join(dir, "missing", "x.mp4"), MP4Options{})
+	_, err := NewMP4Sink(filepath.Join(dir, "missing", "x.mp4"), MP4Options{})
 	var me *Error
 	if !errors.As(err, &me) || me.Path != filepath.Join(dir, "missing", "x.mp4") {
 		t.Errorf("missing folder: %v", err)
@@ -292,16 +300,7 @@ func TestMP4SinkFFmpegErrorsWithExitZero(t *testing.T) {
 	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 	dir := t.TempDir()
 	p := filepath.Join(dir, "x.mp4")
-	s, err := NewMP4Sink(p, MP4Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Begin(OutputFormat(64, 32, 1)); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.WriteFrame(testFrame(64, 32, 0)); err != nil {
-		t.Fatal(err)
-	}
+	s := beginMP4(t, p, 1)
 	s.WriteAudio(Audio{Rate: SampleRate, Channels: 2, Samples: make([]float32, 2*1000)})
 	if err := s.Close(); err == nil || !strings.Contains(err.Error(), "No space left on device") {
 		t.Errorf("Close: %v, want the ffmpeg error", err)

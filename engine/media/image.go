@@ -137,42 +137,33 @@ func readFileLimited(path string, limit int64) ([]byte, error) {
 	return data, nil
 }
 
+// codecs are the decoders of the supported formats, by format name.
+var codecs = map[string]struct {
+	config func(io.Reader) (image.Config, error)
+	decode func(io.Reader) (image.Image, error)
+}{
+	FormatPNG:  {png.DecodeConfig, png.Decode},
+	FormatJPEG: {jpeg.DecodeConfig, jpeg.Decode},
+	FormatGIF:  {gif.DecodeConfig, gif.Decode},
+	FormatWebP: {webp.DecodeConfig, webp.Decode},
+	FormatBMP:  {bmp.DecodeConfig, bmp.Decode},
+	FormatTIFF: {tiff.DecodeConfig, tiff.Decode},
+}
+
 func decodeConfig(format string, data []byte) (image.Config, error) {
-	r := bytes.NewReader(data)
-	switch format {
-	case FormatPNG:
-		return png.DecodeConfig(r)
-	case FormatJPEG:
-		return jpeg.DecodeConfig(r)
-	case FormatGIF:
-		return gif.DecodeConfig(r)
-	case FormatWebP:
-		return webp.DecodeConfig(r)
-	case FormatBMP:
-		return bmp.DecodeConfig(r)
-	case FormatTIFF:
-		return tiff.DecodeConfig(r)
+	c, ok := codecs[format]
+	if !ok {
+		return image.Config{}, ErrUnsupported
 	}
-	return image.Config{}, ErrUnsupported
+	return c.config(bytes.NewReader(data))
 }
 
 func decode(format string, data []byte) (image.Image, error) {
-	r := bytes.NewReader(data)
-	switch format {
-	case FormatPNG:
-		return png.Decode(r)
-	case FormatJPEG:
-		return jpeg.Decode(r)
-	case FormatGIF:
-		return gif.Decode(r)
-	case FormatWebP:
-		return webp.Decode(r)
-	case FormatBMP:
-		return bmp.Decode(r)
-	case FormatTIFF:
-		return tiff.Decode(r)
+	c, ok := codecs[format]
+	if !ok {
+		return nil, ErrUnsupported
 	}
-	return nil, ErrUnsupported
+	return c.decode(bytes.NewReader(data))
 }
 
 // safely runs f, turning a decoder panic into an error.

@@ -84,6 +84,21 @@ func jpegTables() *ycc {
 	return t
 }
 
+// fancyRow doubles the row s into line (2·len(s) samples) as libjpeg's
+// h2v1 and h2v2 fancy upsampling do: each output sample is ¾ of its
+// nearest input and ¼ of the next one, the edges replicated; sums get the
+// rounding biases even (left output) and odd (right output), then are
+// shifted right by shift (2 for plain samples, 4 for the ×4 vertical sums
+// of h2v2).
+func fancyRow(line []uint8, s []int32, even, odd int32, shift uint) {
+	last := len(s) - 1
+	for c := range s {
+		left, right := s[max(c-1, 0)], s[min(c+1, last)]
+		line[2*c] = uint8((s[c]*3 + left + even) >> shift)
+		line[2*c+1] = uint8((s[c]*3 + right + odd) >> shift)
+	}
+}
+
 // upsample expands a cw×ch chroma plane by hs×vs to w×h with libjpeg's
 // fancy upsampling (edges replicate the nearest row/column).
 func upsample(p []uint8, cw, ch, hs, vs, w, h int) []uint8 {
@@ -123,35 +138,10 @@ func upsample(p []uint8, cw, ch, hs, vs, w, h int) []uint8 {
 			}
 		default:
 			line := make([]uint8, 2*cw)
-			if vs == 1 { // h2v1
-				if cw == 1 {
-					line[0], line[1] = uint8(s[0]), uint8(s[0])
-				} else {
-					line[0] = uint8(s[0])
-					line[1] = uint8((s[0]*3 + s[1] + 2) >> 2)
-					for c := 1; c < cw-1; c++ {
-						line[2*c] = uint8((s[c]*3 + s[c-1] + 1) >> 2)
-						line[2*c+1] = uint8((s[c]*3 + s[c+1] + 2) >> 2)
-					}
-					c := cw - 1
-					line[2*c] = uint8((s[c]*3 + s[c-1] + 1) >> 2)
-					line[2*c+1] = uint8(s[c])
-				}
-			} else { // h2v2
-				if cw == 1 {
-					line[0] = uint8((s[0]*4 + 8) >> 4)
-					line[1] = uint8((s[0]*4 + 7) >> 4)
-				} else {
-					line[0] = uint8((s[0]*4 + 8) >> 4)
-					line[1] = uint8((s[0]*3 + s[1] + 7) >> 4)
-					for c := 1; c < cw-1; c++ {
-						line[2*c] = uint8((s[c]*3 + s[c-1] + 8) >> 4)
-						line[2*c+1] = uint8((s[c]*3 + s[c+1] + 7) >> 4)
-					}
-					c := cw - 1
-					line[2*c] = uint8((s[c]*3 + s[c-1] + 8) >> 4)
-					line[2*c+1] = uint8((s[c]*4 + 7) >> 4)
-				}
+			if vs == 1 { // h2v1: plain samples
+				fancyRow(line, s, 1, 2, 2)
+			} else { // h2v2: the vertical sums are ×4
+				fancyRow(line, s, 8, 7, 4)
 			}
 			copy(o[:w], line)
 		}

@@ -383,20 +383,15 @@ func (m multiSink) WriteAudio(a Audio) error {
 	return m.each(func(s Sink) error { return s.WriteAudio(a) })
 }
 
-func (m multiSink) Close() error {
-	var errs []error
-	for _, s := range m {
-		if err := s.Close(); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
-}
+func (m multiSink) Close() error { return m.all(Sink.Close) }
+func (m multiSink) Abort() error { return m.all(Sink.Abort) }
 
-func (m multiSink) Abort() error {
+// all calls f on every sink, whatever the others return, and joins the
+// errors.
+func (m multiSink) all(f func(Sink) error) error {
 	var errs []error
 	for _, s := range m {
-		if err := s.Abort(); err != nil {
+		if err := f(s); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 
 	"h3studio/engine/compute"
 	"h3studio/engine/safetensors"
+	"h3studio/engine/testkit"
 )
 
 // The package's test data is a copy of the oracle's seed-0 text set
@@ -179,22 +180,12 @@ func (p *parity) has(name string) bool { _, ok := p.f.Info(name); return ok }
 
 func (p *parity) floats(name string) ([]float32, compute.Shape) {
 	p.t.Helper()
-	info, ok := p.f.Info(name)
-	if !ok {
-		p.t.Fatalf("parity data has no %s", name)
-	}
-	d, _ := p.f.Data(name)
-	return compute.DecodeFloat32(info.DType, d), info.Shape
+	return testkit.Float32s(p.t, p.f, name)
 }
 
 func (p *parity) ints(name string) ([]int64, compute.Shape) {
 	p.t.Helper()
-	info, ok := p.f.Info(name)
-	if !ok {
-		p.t.Fatalf("parity data has no %s", name)
-	}
-	d, _ := p.f.Data(name)
-	return compute.DecodeInt64(info.DType, d), info.Shape
+	return testkit.Int64s(p.t, p.f, name)
 }
 
 // rgb reads a uint8 (…, H, W, 3) tensor as frames.

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"image"
 	"math"
+
+	"h3studio/engine/configfile"
 )
 
 // Progress reports decode or encode progress after each spatial tile.
@@ -52,23 +54,18 @@ func (m *Model) Plan(h, w int, o *DecodeOptions) (TilePlan, error) {
 // `latents * latents_std + latents_mean`: a product then a sum, each
 // rounded to float32).
 func (m *Model) Denormalize(z *Volume) (*Volume, error) {
-	if err := m.checkLatents(z, "latents"); err != nil {
-		return nil, err
-	}
-	o := NewVolume(z.C, z.T, z.H, z.W)
-	n := z.T * z.H * z.W
-	for c := 0; c < z.C; c++ {
-		s, mu := m.Config.LatentsStd[c], m.Config.LatentsMean[c]
-		for i := c * n; i < (c+1)*n; i++ {
-			o.Data[i] = float32(z.Data[i]*s) + mu
-		}
-	}
-	return o, nil
+	return m.perChannel(z, configfile.Denormalize)
 }
 
 // Normalize returns (z − mean)/std per channel, as the pipeline normalizes
 // encoded conditions.
 func (m *Model) Normalize(z *Volume) (*Volume, error) {
+	return m.perChannel(z, configfile.Normalize)
+}
+
+// perChannel checks the latents z and returns f(x, std, mean) of each
+// value with its channel's statistics.
+func (m *Model) perChannel(z *Volume, f func(x, std, mean float32) float32) (*Volume, error) {
 	if err := m.checkLatents(z, "latents"); err != nil {
 		return nil, err
 	}
@@ -77,7 +74,7 @@ func (m *Model) Normalize(z *Volume) (*Volume, error) {
 	for c := 0; c < z.C; c++ {
 		s, mu := m.Config.LatentsStd[c], m.Config.LatentsMean[c]
 		for i := c * n; i < (c+1)*n; i++ {
-			o.Data[i] = (z.Data[i] - mu) / s
+			o.Data[i] = f(z.Data[i], s, mu)
 		}
 	}
 	return o, nil

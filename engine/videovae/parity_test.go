@@ -45,19 +45,11 @@ func openFixture(t testing.TB, name string) fixtureFile {
 
 func (x fixtureFile) volume(t testing.TB, name string) *Volume {
 	t.Helper()
-	info, ok := x.f.Info(name)
-	if !ok {
-		t.Fatalf("fixture has no %s", name)
-	}
-	data, err := x.f.Data(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := info.Shape
+	data, s := testkit.Float32s(t, x.f, name)
 	if len(s) == 5 {
 		s = s[1:]
 	}
-	v, err := WrapVolume(s[0], s[1], s[2], s[3], compute.DecodeFloat32(info.DType, data))
+	v, err := WrapVolume(s[0], s[1], s[2], s[3], data)
 	if err != nil {
 		t.Fatal(err)
 	}
