@@ -34,26 +34,3 @@ func (p PadParams) ModeAt(a int) PadMode {
 	}
 	return p.Modes[a]
 }
-
-// CheckPad panics (through Check) unless Pad(dst, x, p) is well formed:
-// equal ranks and dtypes, one parameter per axis, dst.Dim(a) ==
-// Before + x.Dim(a) + After, reflect borders shorter than their axis, and
-// no reflect or replicate border on an empty axis. Every backend's Pad
-// checks its arguments with it.
-func CheckPad(dst, x *Tensor, p PadParams) {
-	r := x.Rank()
-	Check(dst.Rank() == r && r >= 1, "Pad", "x %v into dst %v: ranks differ", x, dst)
-	Check(dst.DType() == x.DType(), "Pad", "dtype %v -> %v", x.DType(), dst.DType())
-	Check((p.Before == nil || len(p.Before) == r) && (p.After == nil || len(p.After) == r) && (p.Modes == nil || len(p.Modes) == r),
-		"Pad", "parameters %+v for rank %d", p, r)
-	for a := 0; a < r; a++ {
-		lo, hi := p.BeforeAt(a), p.AfterAt(a)
-		Check(lo >= 0 && hi >= 0 && dst.Dim(a) == lo+x.Dim(a)+hi, "Pad", "axis %d: %d + %d + %d != %d (x %v dst %v)", a, lo, x.Dim(a), hi, dst.Dim(a), x, dst)
-		if p.ModeAt(a) == PadReflect {
-			Check(lo < x.Dim(a) && hi < x.Dim(a), "Pad", "axis %d: reflect padding %d/%d needs more than %d elements", a, lo, hi, x.Dim(a))
-		}
-		if p.ModeAt(a) != PadZeros {
-			Check(x.Dim(a) > 0, "Pad", "axis %d: cannot %v-pad an empty axis", a, p.ModeAt(a))
-		}
-	}
-}

@@ -142,20 +142,3 @@ func (t *Tensor) Quant() (f QuantFormat, in int, ok bool) {
 	}
 	return t.q.f, t.q.in, true
 }
-
-// MatMulDims checks MatMul's operands — w ordinary [N, K] or quantized
-// [N, K] — and returns M, N, K.
-func MatMulDims(dst, x, w, bias *Tensor) (M, N, K int) {
-	Check(w.Rank() == 2, "MatMul", "weight %v is not a matrix", w)
-	N, K = w.Dim(0), w.Dim(1)
-	if _, in, ok := w.Quant(); ok {
-		K = in
-	}
-	Check(x.Dim(-1) == K, "MatMul", "x %v · w %vᵀ: inner sizes differ", x, w)
-	M = x.NumElements() / max(K, 1)
-	Check(dst.Dim(-1) == N && dst.NumElements() == M*N, "MatMul", "x %v · w %vᵀ into %v", x, w, dst)
-	if bias != nil {
-		Check(bias.NumElements() == N, "MatMul", "bias %v for %d outputs", bias, N)
-	}
-	return M, N, K
-}

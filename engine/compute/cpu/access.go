@@ -24,6 +24,14 @@ func load(t *compute.Tensor) []float32 {
 	return loadCopy(t)
 }
 
+// loadOpt is load of an optional operand: nil for a nil tensor.
+func loadOpt(t *compute.Tensor) []float32 {
+	if t == nil {
+		return nil
+	}
+	return load(t)
+}
+
 // loadCopy returns a fresh float32 copy of t's elements.
 func loadCopy(t *compute.Tensor) []float32 {
 	b := bytesOf(t)

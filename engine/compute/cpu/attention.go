@@ -20,12 +20,7 @@ func (b *Backend) Attention(dst, q, k, v *compute.Tensor, p compute.AttentionPar
 		b.attentionDot(dst, q, k, v, p)
 		return
 	}
-	compute.Check(q.Rank() == 3 && k.Rank() == 3 && v.Rank() == 3, "Attention", "q %v k %v v %v must be [H, S, D]", q, k, v)
-	compute.SameShape("Attention", dst, q)
-	compute.SameShape("Attention", k, v)
-	Hq, Sq, D := q.Dim(0), q.Dim(1), q.Dim(2)
-	Hkv, Sk := k.Dim(0), k.Dim(1)
-	compute.Check(k.Dim(2) == D && Hkv > 0 && Hq%Hkv == 0, "Attention", "q %v vs k %v", q, k)
+	Hq, Hkv, Sq, Sk, D := compute.AttentionDims(dst, q, k, v)
 	b.dispatch(4 * float64(Hq) * float64(Sq) * float64(Sk) * float64(D))
 	qs, ks, vs := load(q), load(k), load(v)
 	out := make([]float32, dst.NumElements())
@@ -91,12 +86,7 @@ func (b *Backend) Attention(dst, q, k, v *compute.Tensor, p compute.AttentionPar
 // attentionDot is the original reference loop: per query row, one dot
 // product per key, softmax, and a scalar accumulation of p·v.
 func (b *Backend) attentionDot(dst, q, k, v *compute.Tensor, p compute.AttentionParams) {
-	compute.Check(q.Rank() == 3 && k.Rank() == 3 && v.Rank() == 3, "Attention", "q %v k %v v %v must be [H, S, D]", q, k, v)
-	compute.SameShape("Attention", dst, q)
-	compute.SameShape("Attention", k, v)
-	Hq, Sq, D := q.Dim(0), q.Dim(1), q.Dim(2)
-	Hkv, Sk := k.Dim(0), k.Dim(1)
-	compute.Check(k.Dim(2) == D && Hkv > 0 && Hq%Hkv == 0, "Attention", "q %v vs k %v", q, k)
+	Hq, Hkv, Sq, Sk, D := compute.AttentionDims(dst, q, k, v)
 	b.dispatch(4 * float64(Hq) * float64(Sq) * float64(Sk) * float64(D))
 	qs, ks, vs := load(q), load(k), load(v)
 	out := make([]float32, dst.NumElements())

@@ -35,94 +35,59 @@ func padIndex(i, n int, mode compute.PadMode) (int, bool) {
 	return 0, false
 }
 
-type convGeom struct {
-	nsp     int   // spatial axes
-	in, out []int // spatial sizes
-	k       []int // kernel sizes
-	kprod   int
-	inProd  int
-	outProd int
-}
-
-func newConvGeom(op string, dst, x, w *compute.Tensor, transpose bool) convGeom {
-	n := x.Rank() - 1
-	compute.Check(n >= 1 && n <= 3 && w.Rank() == n+2 && dst.Rank() == n+2-1, op, "x %v w %v dst %v: want [C, spatial…] with 1–3 spatial axes", x, w, dst)
-	g := convGeom{nsp: n, kprod: 1, inProd: 1, outProd: 1}
-	for a := 0; a < n; a++ {
-		g.in = append(g.in, x.Dim(a+1))
-		g.out = append(g.out, dst.Dim(a+1))
-		g.k = append(g.k, w.Dim(a+2))
-		g.kprod *= w.Dim(a + 2)
-		g.inProd *= x.Dim(a + 1)
-		g.outProd *= dst.Dim(a + 1)
-	}
-	return g
-}
-
 // Conv is the N-d cross-correlation with padding modes and groups.
 func (b *Backend) Conv(dst, x, w, bias *compute.Tensor, p compute.ConvParams) {
-	g := newConvGeom("Conv", dst, x, w, false)
-	G := p.GroupCount()
-	Cin, Cout := x.Dim(0), w.Dim(0)
-	compute.Check(Cin%G == 0 && Cout%G == 0 && w.Dim(1) == Cin/G && dst.Dim(0) == Cout, "Conv", "channels: x %v w %v dst %v groups %d", x, w, dst, G)
-	for a := 0; a < g.nsp; a++ {
-		want := compute.ConvOutSize(g.in[a], g.k[a], p.StrideAt(a), p.DilationAt(a), p.PadBeforeAt(a), p.PadAfterAt(a))
-		compute.Check(g.out[a] == want, "Conv", "axis %d: output %d, want %d (x %v w %v)", a, g.out[a], want, x, w)
-	}
-	var bs []float32
-	if bias != nil {
-		compute.Check(bias.NumElements() == Cout, "Conv", "bias %v for %d channels", bias, Cout)
-		bs = load(bias)
-	}
-	cinG, coutG := Cin/G, Cout/G
-	colLen := cinG * g.kprod
-	b.dispatch(2 * float64(Cout) * float64(g.outProd) * float64(colLen))
+	g := compute.ConvDims(dst, x, w, bias, p)
+	G, Cout, cinG, coutG := g.Groups, g.Cout, g.CinG, g.CoutG
+	bs := loadOpt(bias)
+	colLen := cinG * g.KernelElems
+	b.dispatch(2 * float64(Cout) * float64(g.OutElems) * float64(colLen))
 	xs, ws := load(x), load(w)
 	out := convOutput(dst, x, w)
 	wide := b.wideConv(g)
-	if g.nsp == 1 && !b.opts.Oracles.Has(OracleGenericConv) {
-		b.conv1D(out, xs, ws, bs, g, p, G, cinG, coutG, wide)
+	if g.Spatial == 1 && !b.opts.Oracles.Has(OracleGenericConv) {
+		b.conv1D(out, xs, ws, bs, g, p, wide)
 		store(dst, out)
 		return
 	}
-	b.parallel(g.outProd, 16, func(lo, hi int) {
+	b.parallel(g.OutElems, 16, func(lo, hi int) {
 		col := make([]float32, colLen)
-		opos := make([]int, g.nsp)
-		kpos := make([]int, g.nsp)
+		opos := make([]int, g.Spatial)
+		kpos := make([]int, g.Spatial)
 		for o := lo; o < hi; o++ {
 			rem := o
-			for a := g.nsp - 1; a >= 0; a-- {
-				opos[a] = rem % g.out[a]
-				rem /= g.out[a]
+			for a := g.Spatial - 1; a >= 0; a-- {
+				opos[a] = rem % g.Out[a]
+				rem /= g.Out[a]
 			}
 			for gi := 0; gi < G; gi++ {
 				// gather the receptive field of this group
-				for kk := 0; kk < g.kprod; kk++ {
+				for kk := 0; kk < g.KernelElems; kk++ {
 					r := kk
-					for a := g.nsp - 1; a >= 0; a-- {
-						kpos[a] = r % g.k[a]
-						r /= g.k[a]
+					for a := g.Spatial - 1; a >= 0; a-- {
+						kpos[a] = r % g.Kernel[a]
+						r /= g.Kernel[a]
 					}
 					off, ok := 0, true
-					for a := 0; a < g.nsp; a++ {
+					for a := 0; a < g.Spatial; a++ {
 						i := opos[a]*p.StrideAt(a) - p.PadBeforeAt(a) + kpos[a]*p.DilationAt(a)
-						ii, in := padIndex(i, g.in[a], p.PadMode)
+						ii, in := padIndex(i, g.In[a], p.PadMode)
 						if !in {
 							ok = false
 							break
 						}
-						off = off*g.in[a] + ii
+						off = off*g.In[a] + ii
 					}
 					for ci := 0; ci < cinG; ci++ {
 						if ok {
-							col[ci*g.kprod+kk] = xs[(gi*cinG+ci)*g.inProd+off]
+							col[ci*g.KernelElems+kk] = xs[(gi*cinG+ci)*g.InElems+off]
 						} else {
-							col[ci*g.kprod+kk] = 0
+							col[ci*g.KernelElems+kk] = 0
 						}
 					}
 				}
 				for oc := gi * coutG; oc < (gi+1)*coutG; oc++ {
-					out[oc*g.outProd+o] = convDot(col, ws[oc*colLen:(oc+1)*colLen], bs, oc, wide)
+					out[oc*g.OutElems+o] = convDot(col, ws[oc*colLen:(oc+1)*colLen], bs, oc, wide)
 				}
 			}
 		}
@@ -132,76 +97,62 @@ func (b *Backend) Conv(dst, x, w, bias *compute.Tensor, p compute.ConvParams) {
 
 // ConvTranspose is the transposed N-d convolution (zero padding only).
 func (b *Backend) ConvTranspose(dst, x, w, bias *compute.Tensor, p compute.ConvParams) {
-	g := newConvGeom("ConvTranspose", dst, x, w, true)
-	compute.Check(p.PadMode == compute.PadZeros, "ConvTranspose", "only zero padding")
-	G := p.GroupCount()
-	Cin := x.Dim(0)
-	coutG := w.Dim(1)
-	Cout := coutG * G
-	compute.Check(w.Dim(0) == Cin && Cin%G == 0 && dst.Dim(0) == Cout, "ConvTranspose", "channels: x %v w %v dst %v groups %d", x, w, dst, G)
-	for a := 0; a < g.nsp; a++ {
-		want := compute.ConvTransposeOutSize(g.in[a], g.k[a], p.StrideAt(a), p.DilationAt(a), p.PadBeforeAt(a), p.PadAfterAt(a))
-		compute.Check(g.out[a] == want, "ConvTranspose", "axis %d: output %d, want %d", a, g.out[a], want)
-	}
-	var bs []float32
-	if bias != nil {
-		compute.Check(bias.NumElements() == Cout, "ConvTranspose", "bias %v for %d channels", bias, Cout)
-		bs = load(bias)
-	}
-	cinG := Cin / G
-	b.dispatch(2 * float64(Cin) * float64(coutG) * float64(g.inProd) * float64(g.kprod))
+	g := compute.ConvTransposeDims(dst, x, w, bias, p)
+	Cin, Cout, cinG, coutG := g.Cin, g.Cout, g.CinG, g.CoutG
+	bs := loadOpt(bias)
+	b.dispatch(2 * float64(Cin) * float64(coutG) * float64(g.InElems) * float64(g.KernelElems))
 	xs, ws := load(x), load(w)
 	out := convOutput(dst, x, w)
 	wide := b.wideConv(g)
-	if g.nsp == 1 && !b.opts.Oracles.Has(OracleGenericConv) {
-		b.convTranspose1D(out, xs, ws, bs, g, p, Cout, cinG, coutG, wide)
+	if g.Spatial == 1 && !b.opts.Oracles.Has(OracleGenericConv) {
+		b.convTranspose1D(out, xs, ws, bs, g, p, wide)
 		store(dst, out)
 		return
 	}
-	b.parallel(g.outProd, 16, func(lo, hi int) {
-		opos := make([]int, g.nsp)
-		kpos := make([]int, g.nsp)
+	b.parallel(g.OutElems, 16, func(lo, hi int) {
+		opos := make([]int, g.Spatial)
+		kpos := make([]int, g.Spatial)
 		for o := lo; o < hi; o++ {
 			rem := o
-			for a := g.nsp - 1; a >= 0; a-- {
-				opos[a] = rem % g.out[a]
-				rem /= g.out[a]
+			for a := g.Spatial - 1; a >= 0; a-- {
+				opos[a] = rem % g.Out[a]
+				rem /= g.Out[a]
 			}
 			for oc := 0; oc < Cout; oc++ {
 				gi := oc / coutG
 				ocl := oc % coutG
 				var acc float32
 				var acc64 float64
-				for kk := 0; kk < g.kprod; kk++ {
+				for kk := 0; kk < g.KernelElems; kk++ {
 					r := kk
-					for a := g.nsp - 1; a >= 0; a-- {
-						kpos[a] = r % g.k[a]
-						r /= g.k[a]
+					for a := g.Spatial - 1; a >= 0; a-- {
+						kpos[a] = r % g.Kernel[a]
+						r /= g.Kernel[a]
 					}
 					off, ok := 0, true
-					for a := 0; a < g.nsp; a++ {
+					for a := 0; a < g.Spatial; a++ {
 						num := opos[a] + p.PadBeforeAt(a) - kpos[a]*p.DilationAt(a)
 						s := p.StrideAt(a)
-						if num < 0 || num%s != 0 || num/s >= g.in[a] {
+						if num < 0 || num%s != 0 || num/s >= g.In[a] {
 							ok = false
 							break
 						}
-						off = off*g.in[a] + num/s
+						off = off*g.In[a] + num/s
 					}
 					if !ok {
 						continue
 					}
 					if wide {
 						for ci := gi * cinG; ci < (gi+1)*cinG; ci++ {
-							acc64 += float64(xs[ci*g.inProd+off]) * float64(ws[(ci*coutG+ocl)*g.kprod+kk])
+							acc64 += float64(xs[ci*g.InElems+off]) * float64(ws[(ci*coutG+ocl)*g.KernelElems+kk])
 						}
 						continue
 					}
 					for ci := gi * cinG; ci < (gi+1)*cinG; ci++ {
-						acc += xs[ci*g.inProd+off] * ws[(ci*coutG+ocl)*g.kprod+kk]
+						acc += xs[ci*g.InElems+off] * ws[(ci*coutG+ocl)*g.KernelElems+kk]
 					}
 				}
-				out[oc*g.outProd+o] = finish(acc, acc64, bs, oc, wide)
+				out[oc*g.OutElems+o] = finish(acc, acc64, bs, oc, wide)
 			}
 		}
 	})
@@ -293,8 +244,9 @@ func tapsFor(k tapKey) *tapTable {
 // conv1D is Conv for one spatial axis: the same receptive-field vector
 // (channel-major, then tap) and the same dot product as the generic loop,
 // without its per-element coordinate arithmetic.
-func (b *Backend) conv1D(out, xs, ws, bs []float32, g convGeom, p compute.ConvParams, G, cinG, coutG int, wide bool) {
-	L, K, O := g.in[0], g.k[0], g.out[0]
+func (b *Backend) conv1D(out, xs, ws, bs []float32, g compute.ConvGeom, p compute.ConvParams, wide bool) {
+	L, K, O := g.In[0], g.Kernel[0], g.Out[0]
+	G, cinG, coutG := g.Groups, g.CinG, g.CoutG
 	s, d, pb := p.StrideAt(0), p.DilationAt(0), p.PadBeforeAt(0)
 	colLen := cinG * K
 	// Source index of every (output, tap), or −1 for a zero-padded tap.
@@ -325,8 +277,9 @@ func (b *Backend) conv1D(out, xs, ws, bs []float32, g convGeom, p compute.ConvPa
 
 // convTranspose1D is ConvTranspose for one spatial axis, accumulating in
 // the generic loop's order (taps ascending, input channels inner).
-func (b *Backend) convTranspose1D(out, xs, ws, bs []float32, g convGeom, p compute.ConvParams, Cout, cinG, coutG int, wide bool) {
-	L, K, O := g.in[0], g.k[0], g.out[0]
+func (b *Backend) convTranspose1D(out, xs, ws, bs []float32, g compute.ConvGeom, p compute.ConvParams, wide bool) {
+	L, K, O := g.In[0], g.Kernel[0], g.Out[0]
+	Cout, cinG, coutG := g.Cout, g.CinG, g.CoutG
 	s, d, pb := p.StrideAt(0), p.DilationAt(0), p.PadBeforeAt(0)
 	// The contributing taps of every output position and their inputs.
 	tt := tapsFor(tapKey{1, L, K, O, s, d, pb, compute.PadZeros})
@@ -388,8 +341,8 @@ var OracleConv1DFloat32Accumulate = compute.RegisterOracle("cpu-conv1d-f32-accum
 // 1.1e-5 (the encoder's mean 3e-5) from exact arithmetic, past the fp32
 // bound; with float64 accumulators the only error left is one rounding per
 // stored tensor. N-d convolutions accumulate in float32.
-func (b *Backend) wideConv(g convGeom) bool {
-	return g.nsp == 1 && !b.opts.Oracles.Has(OracleConv1DFloat32Accumulate)
+func (b *Backend) wideConv(g compute.ConvGeom) bool {
+	return g.Spatial == 1 && !b.opts.Oracles.Has(OracleConv1DFloat32Accumulate)
 }
 
 // convDot is one Conv output: the receptive field col · the weight row w

@@ -6,17 +6,8 @@ import (
 	"h3studio/engine/compute"
 )
 
-// broadcastLen returns the period of b over a: b's element count when b has
-// a's shape or a suffix of it.
-func broadcastLen(op string, a, b *compute.Tensor) int {
-	as, bs := a.Shape(), b.Shape()
-	compute.Check(len(bs) <= len(as) && bs.Equal(as[len(as)-len(bs):]), op, "%v does not broadcast over %v", b, a)
-	return bs.NumElements()
-}
-
 func (b *Backend) binary(op string, dst, x, y *compute.Tensor, f func(a, b float32) float32) {
-	compute.SameShape(op, dst, x)
-	period := broadcastLen(op, x, y)
+	period := compute.BroadcastLen(op, dst, x, y)
 	b.dispatch(float64(dst.NumElements()))
 	xs, ys := load(x), load(y)
 	out := output(dst)
@@ -116,7 +107,7 @@ func UnaryFunc(op compute.UnaryOp) func(float32) float32 {
 
 // Unary applies op elementwise.
 func (b *Backend) Unary(dst, x *compute.Tensor, op compute.UnaryOp) {
-	compute.SameShape("Unary", dst, x)
+	compute.CheckUnary(dst, x, op)
 	b.dispatch(4 * float64(dst.NumElements()))
 	f := UnaryFunc(op)
 	xs := load(x)
@@ -131,8 +122,7 @@ func (b *Backend) Unary(dst, x *compute.Tensor, op compute.UnaryOp) {
 
 // GLU computes act(gate)·up over the two halves of each row.
 func (b *Backend) GLU(dst, x *compute.Tensor, act compute.UnaryOp, gateFirst bool) {
-	F := dst.Dim(-1)
-	compute.Check(x.Dim(-1) == 2*F && x.NumElements() == 2*dst.NumElements(), "GLU", "%v -> %v", x, dst)
+	rows, F := compute.GLUDims(dst, x, act)
 	b.dispatch(6 * float64(dst.NumElements()))
 	f := UnaryFunc(act)
 	r := rounder(dst.DType())
@@ -142,7 +132,6 @@ func (b *Backend) GLU(dst, x *compute.Tensor, act compute.UnaryOp, gateFirst boo
 	if !gateFirst {
 		g, u = F, 0
 	}
-	rows := dst.NumElements() / max(F, 1)
 	b.parallel(rows, 16, func(lo, hi int) {
 		for row := lo; row < hi; row++ {
 			in := xs[row*2*F : (row+1)*2*F]
@@ -157,21 +146,11 @@ func (b *Backend) GLU(dst, x *compute.Tensor, act compute.UnaryOp, gateFirst boo
 
 // Snake computes x + 1/(a+1e-9)·sin²(a·x) (SnakeBeta: 1/(β+1e-9)) per channel.
 func (b *Backend) Snake(dst, x, alpha, beta *compute.Tensor, logScale bool) {
-	compute.SameShape("Snake", dst, x)
-	C := x.Dim(0)
-	compute.Check(alpha.NumElements() == C, "Snake", "alpha %v for %v", alpha, x)
-	if beta != nil {
-		compute.Check(beta.NumElements() == C, "Snake", "beta %v for %v", beta, x)
-	}
+	C, L := compute.SnakeDims(dst, x, alpha, beta)
 	b.dispatch(8 * float64(dst.NumElements()))
 	xs := load(x)
-	al := load(alpha)
-	var be []float32
-	if beta != nil {
-		be = load(beta)
-	}
+	al, be := load(alpha), loadOpt(beta)
 	out := output(dst)
-	L := x.NumElements() / max(C, 1)
 	// In float64 throughout, rounded once: the argument α·x is exact there,
 	// and with |x| in the hundreds (the encoder's last stages) a float32
 	// argument alone costs as much as a second rounding of the result.

@@ -27,33 +27,15 @@ func roundRow(o []float32, dt compute.DType) {
 	}
 }
 
-// normModulation checks p for rows of width H and returns the table rows,
-// the RMSNorm weight and the table as float32.
-func normModulation(op string, p compute.NormModulation, R, H int) (ix []int64, ws, ts []float32, W, T int) {
-	if p.Weight != nil {
-		compute.Check(p.Weight.NumElements() == H, op, "weight %v for rows of %d", p.Weight, H)
-		ws = load(p.Weight)
-	}
-	ix = indices(p.Rows)
-	compute.Check(len(ix) == R, op, "%d row indices for %d rows", len(ix), R)
-	W = p.Table.Dim(-1)
-	compute.Check(p.ShiftCol >= 0 && p.ShiftCol+H <= W && p.ScaleCol >= 0 && p.ScaleCol+H <= W, op,
-		"columns %d,%d+%d outside %v", p.ShiftCol, p.ScaleCol, H, p.Table)
-	T = p.Table.NumElements() / max(W, 1)
-	return ix, ws, load(p.Table), W, T
-}
-
 // RMSNormModulate is RMSNorm then Modulate (compute.Fused).
 func (b *Backend) RMSNormModulate(dst, x *compute.Tensor, p compute.NormModulation) {
 	const op = "RMSNormModulate"
-	compute.SameShape(op, dst, x)
+	R, H, W, T := compute.RMSNormModulateDims(dst, x, p)
 	if !isFloat(dst.DType()) {
 		compute.UnfusedRMSNormModulate(b, dst, x, p)
 		return
 	}
-	H := x.Dim(-1)
-	R := x.NumElements() / max(H, 1)
-	ix, ws, ts, W, T := normModulation(op, p, R, H)
+	ix, ws, ts := indices(p.Rows), loadOpt(p.Weight), load(p.Table)
 	b.dispatch(7 * float64(x.NumElements()))
 	xs := load(x)
 	out := output(dst)
@@ -76,18 +58,12 @@ func (b *Backend) RMSNormModulate(dst, x *compute.Tensor, p compute.NormModulati
 // (compute.Fused).
 func (b *Backend) GatedAddRMSNormModulate(h, n, x, y, gateTable *compute.Tensor, gateCol int, p compute.NormModulation) {
 	const op = "GatedAddRMSNormModulate"
-	compute.SameShape(op, h, n, x, y)
-	compute.Check(!overlap(n, h) && !overlap(n, x) && !overlap(n, y), op, "n %v overlaps h, x or y", n)
+	R, H, W, T, GW, GT := compute.GatedAddRMSNormModulateDims(h, n, x, y, gateTable, gateCol, p, overlap)
 	if !isFloat(h.DType()) || !isFloat(n.DType()) {
 		compute.UnfusedGatedAddRMSNormModulate(b, h, n, x, y, gateTable, gateCol, p)
 		return
 	}
-	H := x.Dim(-1)
-	R := x.NumElements() / max(H, 1)
-	ix, ws, ts, W, T := normModulation(op, p, R, H)
-	GW := gateTable.Dim(-1)
-	compute.Check(gateCol >= 0 && gateCol+H <= GW, op, "gate column %d+%d outside %v", gateCol, H, gateTable)
-	GT := gateTable.NumElements() / max(GW, 1)
+	ix, ws, ts := indices(p.Rows), loadOpt(p.Weight), load(p.Table)
 	gs := ts
 	if gateTable != p.Table {
 		gs = load(gateTable)
@@ -118,25 +94,10 @@ func (b *Backend) GatedAddRMSNormModulate(h, n, x, y, gateTable *compute.Tensor,
 // QKNormRoPE splits a QKV projection into q, k, v heads with QK-norm and
 // rotary embedding (compute.Fused).
 func (b *Backend) QKNormRoPE(q, k, v, qkv *compute.Tensor, p compute.QKNormRoPEParams) {
-	const op = "QKNormRoPE"
-	S, Hs, D := compute.QKVShape(qkv, p.Layout)
+	S, Hs, D := compute.QKNormRoPEDims(q, k, v, qkv, p, overlap)
 	dt := qkv.DType()
-	for _, t := range []*compute.Tensor{q, k, v} {
-		compute.Check(t.Rank() == 3 && t.Dim(0) == Hs && t.Dim(1) == S && t.Dim(2) == D && t.DType() == dt, op,
-			"%v for qkv %v: want %v[%d, %d, %d]", t, qkv, dt, Hs, S, D)
-		compute.Check(!overlap(t, qkv), op, "%v overlaps qkv %v", t, qkv)
-	}
-	compute.Check(!overlap(q, k) && !overlap(q, v) && !overlap(k, v), op, "q, k and v overlap")
-	for _, w := range []*compute.Tensor{p.NormQ, p.NormK} {
-		compute.Check(w == nil || w.NumElements() == D, op, "norm weight %v for heads of %d", w, D)
-	}
 	rope := p.Cos != nil
 	half := p.RotDim / 2
-	if rope {
-		compute.SameShape(op, p.Cos, p.Sin)
-		compute.Check(p.RotDim%2 == 0 && p.RotDim <= D, op, "rotDim %d for head size %d", p.RotDim, D)
-		compute.Check(p.Cos.NumElements() == S*half, op, "tables %v for %d rows × %d", p.Cos, S, half)
-	}
 	if !isFloat(dt) {
 		compute.UnfusedQKNormRoPE(b, q, k, v, qkv, p)
 		return
@@ -145,16 +106,7 @@ func (b *Backend) QKNormRoPE(q, k, v, qkv *compute.Tensor, p compute.QKNormRoPEP
 	src := load(qkv)
 	raw, es := bytesOf(qkv), dt.Size()
 	vb := bytesOf(v)
-	var wq, wk, cs, sn []float32
-	if p.NormQ != nil {
-		wq = load(p.NormQ)
-	}
-	if p.NormK != nil {
-		wk = load(p.NormK)
-	}
-	if rope {
-		cs, sn = load(p.Cos), load(p.Sin)
-	}
+	wq, wk, cs, sn := loadOpt(p.NormQ), loadOpt(p.NormK), loadOpt(p.Cos), loadOpt(p.Sin)
 	qo, ko := output(q), output(k)
 	low, r := lowPrecision(dt), rounder(dt)
 	// off is the element offset of part c of head h at position s.

@@ -8,7 +8,7 @@ import (
 
 // Copy converts src into dst element by element.
 func (b *Backend) Copy(dst, src *compute.Tensor) {
-	compute.Check(dst.NumElements() == src.NumElements(), "Copy", "%v into %v: element counts differ", src, dst)
+	compute.CheckCopy(dst, src)
 	b.dispatch(0)
 	if dst.DType() == src.DType() {
 		copy(bytesOf(dst), bytesOf(src))
@@ -29,15 +29,8 @@ func (b *Backend) Fill(dst *compute.Tensor, v float32) {
 
 // Transpose permutes axes.
 func (b *Backend) Transpose(dst, src *compute.Tensor, perm ...int) {
+	compute.CheckTranspose(dst, src, perm)
 	r := src.Rank()
-	compute.Check(len(perm) == r && dst.Rank() == r, "Transpose", "perm %v for %v -> %v", perm, src, dst)
-	compute.Check(dst.DType() == src.DType(), "Transpose", "dtype %v -> %v", src.DType(), dst.DType())
-	seen := make([]bool, r)
-	for i, p := range perm {
-		compute.Check(p >= 0 && p < r && !seen[p], "Transpose", "invalid perm %v", perm)
-		seen[p] = true
-		compute.Check(dst.Dim(i) == src.Dim(p), "Transpose", "perm %v maps %v onto %v", perm, src, dst)
-	}
 	b.dispatch(0)
 	es := src.DType().Size()
 	sshape := src.Shape()
@@ -96,32 +89,33 @@ func rowBytes(t *compute.Tensor) int {
 
 // GatherRows sets dst[i] = src[idx[i]].
 func (b *Backend) GatherRows(dst, src, idx *compute.Tensor) {
-	ix := indices(idx)
-	compute.Check(dst.DType() == src.DType(), "GatherRows", "dtype %v vs %v", src, dst)
-	compute.Check(dst.Rank() >= 1 && dst.Dim(0) == len(ix), "GatherRows", "%d indices for %v", len(ix), dst)
-	ds, ss := dst.Shape(), src.Shape()
-	compute.Check(ds[1:].Equal(ss[1:]), "GatherRows", "row shapes differ: %v vs %v", src, dst)
-	b.dispatch(0)
-	rb := rowBytes(dst)
-	sb, db := bytesOf(src), bytesOf(dst)
-	for i, j := range ix {
-		compute.Check(j >= 0 && int(j) < ss[0], "GatherRows", "index %d out of range [0,%d)", j, ss[0])
-		copy(db[i*rb:(i+1)*rb], sb[int(j)*rb:(int(j)+1)*rb])
-	}
+	compute.CheckGatherRows(dst, src, idx)
+	b.moveRows("GatherRows", dst, src, idx, true)
 }
 
 // ScatterRows sets dst[idx[i]] = src[i].
 func (b *Backend) ScatterRows(dst, src, idx *compute.Tensor) {
-	ix := indices(idx)
-	compute.Check(dst.DType() == src.DType(), "ScatterRows", "dtype %v vs %v", src, dst)
-	compute.Check(src.Rank() >= 1 && src.Dim(0) == len(ix), "ScatterRows", "%d indices for %v", len(ix), src)
-	ds, ss := dst.Shape(), src.Shape()
-	compute.Check(ds[1:].Equal(ss[1:]), "ScatterRows", "row shapes differ: %v vs %v", src, dst)
+	compute.CheckScatterRows(dst, src, idx)
+	b.moveRows("ScatterRows", dst, src, idx, false)
+}
+
+// moveRows copies row i of src to row idx[i] of dst (scatter) or row idx[i]
+// of src to row i of dst (gather), checking every index.
+func (b *Backend) moveRows(op string, dst, src, idx *compute.Tensor, gather bool) {
 	b.dispatch(0)
-	rb := rowBytes(src)
+	moved, indexed := dst, src
+	if !gather {
+		moved, indexed = src, dst
+	}
+	rb := rowBytes(moved)
 	sb, db := bytesOf(src), bytesOf(dst)
-	for i, j := range ix {
-		compute.Check(j >= 0 && int(j) < ds[0], "ScatterRows", "index %d out of range [0,%d)", j, ds[0])
-		copy(db[int(j)*rb:(int(j)+1)*rb], sb[i*rb:(i+1)*rb])
+	n := indexed.Dim(0)
+	for i, j := range indices(idx) {
+		compute.Check(j >= 0 && int(j) < n, op, "index %d out of range [0,%d)", j, n)
+		if gather {
+			copy(db[i*rb:(i+1)*rb], sb[int(j)*rb:(int(j)+1)*rb])
+		} else {
+			copy(db[int(j)*rb:(int(j)+1)*rb], sb[i*rb:(i+1)*rb])
+		}
 	}
 }

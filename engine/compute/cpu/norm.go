@@ -8,19 +8,11 @@ import (
 
 // RMSNorm computes x·rsqrt(mean(x²)+eps)·w in float32 with one rounding.
 func (b *Backend) RMSNorm(dst, x, w *compute.Tensor, eps float32) {
-	compute.SameShape("RMSNorm", dst, x)
-	D := x.Dim(-1)
-	if w != nil {
-		compute.Check(w.NumElements() == D, "RMSNorm", "weight %v for %v", w, x)
-	}
+	rows, D := compute.RMSNormDims(dst, x, w)
 	b.dispatch(4 * float64(x.NumElements()))
 	xs := load(x)
-	var ws []float32
-	if w != nil {
-		ws = load(w)
-	}
+	ws := loadOpt(w)
 	out := output(dst)
-	rows := x.NumElements() / max(D, 1)
 	b.parallel(rows, 8, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
 			rmsNormRow(out[r*D:(r+1)*D], xs[r*D:(r+1)*D], ws, eps)
@@ -49,21 +41,11 @@ func rmsNormRow(o, row, ws []float32, eps float32) {
 
 // LayerNorm computes (x−mean)·rsqrt(var+eps)·w + b with one rounding.
 func (b *Backend) LayerNorm(dst, x, w, bias *compute.Tensor, eps float32) {
-	compute.SameShape("LayerNorm", dst, x)
-	D := x.Dim(-1)
+	rows, D := compute.LayerNormDims(dst, x, w, bias)
 	b.dispatch(6 * float64(x.NumElements()))
 	xs := load(x)
-	var ws, bs []float32
-	if w != nil {
-		compute.Check(w.NumElements() == D, "LayerNorm", "weight %v for %v", w, x)
-		ws = load(w)
-	}
-	if bias != nil {
-		compute.Check(bias.NumElements() == D, "LayerNorm", "bias %v for %v", bias, x)
-		bs = load(bias)
-	}
+	ws, bs := loadOpt(w), loadOpt(bias)
 	out := output(dst)
-	rows := x.NumElements() / max(D, 1)
 	b.parallel(rows, 8, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
 			row := xs[r*D : (r+1)*D]
@@ -96,21 +78,10 @@ func (b *Backend) LayerNorm(dst, x, w, bias *compute.Tensor, eps float32) {
 
 // GroupNorm normalizes x [C, L...] per group of channels.
 func (b *Backend) GroupNorm(dst, x, w, bias *compute.Tensor, groups int, eps float32) {
-	compute.SameShape("GroupNorm", dst, x)
-	C := x.Dim(0)
-	compute.Check(groups > 0 && C%groups == 0, "GroupNorm", "%d groups for %d channels", groups, C)
-	L := x.NumElements() / max(C, 1)
+	C, L := compute.GroupNormDims(dst, x, w, bias, groups)
 	b.dispatch(6 * float64(x.NumElements()))
 	xs := load(x)
-	var ws, bs []float32
-	if w != nil {
-		compute.Check(w.NumElements() == C, "GroupNorm", "weight %v for %v", w, x)
-		ws = load(w)
-	}
-	if bias != nil {
-		compute.Check(bias.NumElements() == C, "GroupNorm", "bias %v for %v", bias, x)
-		bs = load(bias)
-	}
+	ws, bs := loadOpt(w), loadOpt(bias)
 	out := output(dst)
 	cpg := C / groups
 	b.parallel(groups, 1, func(lo, hi int) {

@@ -6,14 +6,8 @@ import (
 
 // Modulate computes x·(1+scale)+shift with per-row table rows.
 func (b *Backend) Modulate(dst, x, table, idx *compute.Tensor, shiftCol, scaleCol int) {
-	compute.SameShape("Modulate", dst, x)
-	H := x.Dim(-1)
-	R := x.NumElements() / max(H, 1)
+	R, H, W, T := compute.ModulateDims(dst, x, table, idx, shiftCol, scaleCol)
 	ix := indices(idx)
-	compute.Check(len(ix) == R, "Modulate", "%d row indices for %d rows", len(ix), R)
-	W := table.Dim(-1)
-	compute.Check(shiftCol >= 0 && shiftCol+H <= W && scaleCol >= 0 && scaleCol+H <= W, "Modulate", "columns %d,%d+%d outside %v", shiftCol, scaleCol, H, table)
-	T := table.NumElements() / max(W, 1)
 	b.dispatch(3 * float64(x.NumElements()))
 	xs, ts := load(x), load(table)
 	out := output(dst)
@@ -45,14 +39,8 @@ func modulateRow(o, xr, sh, sc []float32, low bool, r func(float32) float32) {
 
 // GatedAdd computes x + gate·y with per-row table rows.
 func (b *Backend) GatedAdd(dst, x, y, table, idx *compute.Tensor, gateCol int) {
-	compute.SameShape("GatedAdd", dst, x, y)
-	H := x.Dim(-1)
-	R := x.NumElements() / max(H, 1)
+	R, H, W, T := compute.GatedAddDims(dst, x, y, table, idx, gateCol)
 	ix := indices(idx)
-	compute.Check(len(ix) == R, "GatedAdd", "%d row indices for %d rows", len(ix), R)
-	W := table.Dim(-1)
-	compute.Check(gateCol >= 0 && gateCol+H <= W, "GatedAdd", "column %d+%d outside %v", gateCol, H, table)
-	T := table.NumElements() / max(W, 1)
 	b.dispatch(2 * float64(x.NumElements()))
 	xs, ys, ts := load(x), load(y), load(table)
 	out := output(dst)
@@ -83,19 +71,13 @@ func gatedAddRow(o, xr, yr, g []float32, low bool, r func(float32) float32) {
 
 // RoPE applies rotate-half rotary embedding to the first rotDim channels.
 func (b *Backend) RoPE(dst, x, cos, sin *compute.Tensor, rotDim int) {
-	compute.SameShape("RoPE", dst, x)
-	compute.SameShape("RoPE", cos, sin)
-	compute.Check(x.Rank() >= 2, "RoPE", "x %v must be [.., S, D]", x)
-	S, D := x.Dim(-2), x.Dim(-1)
+	rows, S, D := compute.RoPEDims(dst, x, cos, sin, rotDim)
 	half := rotDim / 2
-	compute.Check(rotDim%2 == 0 && rotDim <= D, "RoPE", "rotDim %d for head size %d", rotDim, D)
-	compute.Check(cos.NumElements() == S*half, "RoPE", "tables %v for %d rows × %d", cos, S, half)
 	b.dispatch(3 * float64(x.NumElements()))
 	xs, cs, ss := load(x), load(cos), load(sin)
 	out := make([]float32, dst.NumElements())
 	low := lowPrecision(dst.DType())
 	r := rounder(dst.DType())
-	rows := x.NumElements() / max(D, 1)
 	b.parallel(rows, 32, func(lo, hi int) {
 		for row := lo; row < hi; row++ {
 			s := row % S

@@ -14,12 +14,7 @@ const (
 // Attention computes softmax(q·kᵀ·scale)·v per head (grouped-query heads,
 // optional causal mask), tiled with an online softmax.
 func (b *Backend) Attention(dst, q, k, v *compute.Tensor, p compute.AttentionParams) {
-	compute.Check(q.Rank() == 3 && k.Rank() == 3 && v.Rank() == 3, "Attention", "q %v k %v v %v must be [H, S, D]", q, k, v)
-	compute.SameShape("Attention", dst, q)
-	compute.SameShape("Attention", k, v)
-	Hq, Sq, D := q.Dim(0), q.Dim(1), q.Dim(2)
-	Hkv, Sk := k.Dim(0), k.Dim(1)
-	compute.Check(k.Dim(2) == D && Hkv > 0 && Hq%Hkv == 0, "Attention", "q %v vs k %v", q, k)
+	Hq, Hkv, Sq, Sk, D := compute.AttentionDims(dst, q, k, v)
 	if dst.NumElements() == 0 {
 		return
 	}

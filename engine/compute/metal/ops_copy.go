@@ -9,7 +9,7 @@ import (
 
 // Copy converts src to dst's dtype (raw words when the dtypes agree).
 func (b *Backend) Copy(dst, src *compute.Tensor) {
-	compute.Check(dst.NumElements() == src.NumElements(), "Copy", "%v into %v: element counts differ", src, dst)
+	compute.CheckCopy(dst, src)
 	n := int64(dst.NumElements())
 	if n == 0 {
 		return
@@ -53,15 +53,7 @@ func (b *Backend) Fill(dst *compute.Tensor, v float32) {
 
 // Transpose permutes axes: dst.Dim(i) == src.Dim(perm[i]).
 func (b *Backend) Transpose(dst, src *compute.Tensor, perm ...int) {
-	r := src.Rank()
-	compute.Check(len(perm) == r && dst.Rank() == r, "Transpose", "perm %v for %v -> %v", perm, src, dst)
-	compute.Check(dst.DType() == src.DType(), "Transpose", "dtype %v -> %v", src.DType(), dst.DType())
-	seen := make([]bool, r)
-	for i, p := range perm {
-		compute.Check(p >= 0 && p < r && !seen[p], "Transpose", "invalid perm %v", perm)
-		seen[p] = true
-		compute.Check(dst.Dim(i) == src.Dim(p), "Transpose", "perm %v maps %v onto %v", perm, src, dst)
-	}
+	compute.CheckTranspose(dst, src, perm)
 	n := int64(dst.NumElements())
 	if n == 0 {
 		return
@@ -117,17 +109,13 @@ func transposePlan(shape compute.Shape, perm []int) (dims []int, strides []int64
 	return dims, strides
 }
 
-// rowsOp checks and launches GatherRows / ScatterRows.
+// rowsOp launches a checked GatherRows / ScatterRows.
 func (b *Backend) rowsOp(op string, dst, src, idx *compute.Tensor, gather bool) {
-	compute.Check(dst.DType() == src.DType(), op, "dtype %v vs %v", src, dst)
 	nIdx := idx.NumElements()
 	moved, indexed := dst, src // gather: dst rows are moved, src rows indexed
 	if !gather {
 		moved, indexed = src, dst
 	}
-	compute.Check(moved.Rank() >= 1 && moved.Dim(0) == nIdx, op, "%d indices for %v", nIdx, moved)
-	ds, ss := dst.Shape(), src.Shape()
-	compute.Check(indexed.Rank() >= 1 && ds[1:].Equal(ss[1:]), op, "row shapes differ: %v vs %v", src, dst)
 	if nIdx == 0 || moved.Bytes() == 0 {
 		return
 	}
@@ -153,11 +141,13 @@ func (b *Backend) rowsOp(op string, dst, src, idx *compute.Tensor, gather bool) 
 
 // GatherRows sets dst[i] = src[idx[i]] along the outermost axis.
 func (b *Backend) GatherRows(dst, src, idx *compute.Tensor) {
+	compute.CheckGatherRows(dst, src, idx)
 	b.rowsOp("GatherRows", dst, src, idx, true)
 }
 
 // ScatterRows sets dst[idx[i]] = src[i]; other rows of dst are unchanged.
 func (b *Backend) ScatterRows(dst, src, idx *compute.Tensor) {
+	compute.CheckScatterRows(dst, src, idx)
 	b.rowsOp("ScatterRows", dst, src, idx, false)
 }
 

@@ -4,16 +4,8 @@ import (
 	"h3studio/engine/compute"
 )
 
-// broadcastLen is b's element count when b has a's shape or a suffix of it.
-func broadcastLen(op string, a, b *compute.Tensor) int {
-	as, bs := a.Shape(), b.Shape()
-	compute.Check(len(bs) <= len(as) && bs.Equal(as[len(as)-len(bs):]), op, "%v does not broadcast over %v", b, a)
-	return bs.NumElements()
-}
-
 func (b *Backend) binary(op, kop string, dst, x, y *compute.Tensor) {
-	compute.SameShape(op, dst, x)
-	period := broadcastLen(op, x, y)
+	period := compute.BroadcastLen(op, dst, x, y)
 	n := int64(dst.NumElements())
 	b.count(float64(n))
 	if n == 0 {
@@ -57,15 +49,13 @@ func (b *Backend) Clamp(dst, x *compute.Tensor, lo, hi float32) {
 
 // Unary applies op to every element.
 func (b *Backend) Unary(dst, x *compute.Tensor, op compute.UnaryOp) {
-	compute.Check(op <= compute.Abs, "Unary", "unknown op %v", op)
+	compute.CheckUnary(dst, x, op)
 	b.unaryLike("Unary", "unary", dst, x, 4, func(n uint64) []byte { return argBytes(KargsUnary{N: n, Op: uint32(op)}) })
 }
 
 // GLU computes act(gate)·up over the two halves of each row of x.
 func (b *Backend) GLU(dst, x *compute.Tensor, act compute.UnaryOp, gateFirst bool) {
-	F := dst.Dim(-1)
-	compute.Check(x.Dim(-1) == 2*F && x.NumElements() == 2*dst.NumElements(), "GLU", "%v -> %v", x, dst)
-	compute.Check(act <= compute.Abs, "GLU", "unknown op %v", act)
+	_, F := compute.GLUDims(dst, x, act)
 	n := int64(dst.NumElements())
 	b.count(6 * float64(n))
 	if n == 0 {
@@ -82,12 +72,7 @@ func (b *Backend) GLU(dst, x *compute.Tensor, act compute.UnaryOp, gateFirst boo
 
 // Modulate computes x·(1 + table[idx[r], scaleCol:+H]) + table[idx[r], shiftCol:+H].
 func (b *Backend) Modulate(dst, x, table, idx *compute.Tensor, shiftCol, scaleCol int) {
-	compute.SameShape("Modulate", dst, x)
-	H := x.Dim(-1)
-	R := x.NumElements() / max(H, 1)
-	compute.Check(idx.NumElements() == R, "Modulate", "%d row indices for %d rows", idx.NumElements(), R)
-	W := table.Dim(-1)
-	compute.Check(shiftCol >= 0 && shiftCol+H <= W && scaleCol >= 0 && scaleCol+H <= W, "Modulate", "columns %d,%d+%d outside %v", shiftCol, scaleCol, H, table)
+	_, H, W, T := compute.ModulateDims(dst, x, table, idx, shiftCol, scaleCol)
 	n := int64(x.NumElements())
 	b.count(3 * float64(n))
 	if n == 0 {
@@ -97,7 +82,7 @@ func (b *Backend) Modulate(dst, x, table, idx *compute.Tensor, shiftCol, scaleCo
 	defer release()
 	ix, releaseI := b.indexTensor("Modulate", idx)
 	defer releaseI()
-	k := KargsModulate{N: uint64(n), H: uint32(H), TableW: uint32(W), TableRows: uint32(table.NumElements() / max(W, 1)),
+	k := KargsModulate{N: uint64(n), H: uint32(H), TableW: uint32(W), TableRows: uint32(T),
 		ShiftCol: uint32(shiftCol), ScaleCol: uint32(scaleCol), TableDt: dtCode(table), IdxDt: dtCode(ix)}
 	b.floatOut(dst, []*compute.Tensor{table, idx}, func(out *compute.Tensor) {
 		b.launch1(kname("modulate", xf.DType(), out.DType()), n, argBytes(k), true,
@@ -107,12 +92,7 @@ func (b *Backend) Modulate(dst, x, table, idx *compute.Tensor, shiftCol, scaleCo
 
 // GatedAdd computes x + table[idx[r], gateCol:+H]·y.
 func (b *Backend) GatedAdd(dst, x, y, table, idx *compute.Tensor, gateCol int) {
-	compute.SameShape("GatedAdd", dst, x, y)
-	H := x.Dim(-1)
-	R := x.NumElements() / max(H, 1)
-	compute.Check(idx.NumElements() == R, "GatedAdd", "%d row indices for %d rows", idx.NumElements(), R)
-	W := table.Dim(-1)
-	compute.Check(gateCol >= 0 && gateCol+H <= W, "GatedAdd", "column %d+%d outside %v", gateCol, H, table)
+	_, H, W, T := compute.GatedAddDims(dst, x, y, table, idx, gateCol)
 	n := int64(x.NumElements())
 	b.count(2 * float64(n))
 	if n == 0 {
@@ -122,7 +102,7 @@ func (b *Backend) GatedAdd(dst, x, y, table, idx *compute.Tensor, gateCol int) {
 	defer release()
 	ix, releaseI := b.indexTensor("GatedAdd", idx)
 	defer releaseI()
-	k := KargsGatedAdd{N: uint64(n), H: uint32(H), TableW: uint32(W), TableRows: uint32(table.NumElements() / max(W, 1)),
+	k := KargsGatedAdd{N: uint64(n), H: uint32(H), TableW: uint32(W), TableRows: uint32(T),
 		GateCol: uint32(gateCol), TableDt: dtCode(table), IdxDt: dtCode(ix), YDt: dtCode(y)}
 	b.floatOut(dst, []*compute.Tensor{table, idx}, func(out *compute.Tensor) {
 		b.launch1(kname("gated_add", xf.DType(), out.DType()), n, argBytes(k), true,
@@ -132,15 +112,9 @@ func (b *Backend) GatedAdd(dst, x, y, table, idx *compute.Tensor, gateCol int) {
 
 // RoPE rotates the first rotDim channels of x [.., S, D] (rotate-half).
 func (b *Backend) RoPE(dst, x, cos, sin *compute.Tensor, rotDim int) {
-	compute.SameShape("RoPE", dst, x)
-	compute.SameShape("RoPE", cos, sin)
-	compute.Check(x.Rank() >= 2, "RoPE", "x %v must be [.., S, D]", x)
-	S, D := x.Dim(-2), x.Dim(-1)
+	rows, S, D := compute.RoPEDims(dst, x, cos, sin, rotDim)
 	half := rotDim / 2
-	compute.Check(rotDim%2 == 0 && rotDim <= D, "RoPE", "rotDim %d for head size %d", rotDim, D)
-	compute.Check(cos.NumElements() == S*half, "RoPE", "tables %v for %d rows × %d", cos, S, half)
 	b.count(3 * float64(x.NumElements()))
-	rows := x.NumElements() / max(D, 1)
 	if rows == 0 || D == 0 {
 		return
 	}
@@ -166,12 +140,7 @@ func (b *Backend) RoPE(dst, x, cos, sin *compute.Tensor, rotDim int) {
 
 // Snake computes x + 1/(a+1e-9)·sin²(a·x) (SnakeBeta: 1/(b+1e-9)) per channel.
 func (b *Backend) Snake(dst, x, alpha, beta *compute.Tensor, logScale bool) {
-	compute.SameShape("Snake", dst, x)
-	C := x.Dim(0)
-	compute.Check(alpha.NumElements() == C, "Snake", "alpha %v for %v", alpha, x)
-	if beta != nil {
-		compute.Check(beta.NumElements() == C, "Snake", "beta %v for %v", beta, x)
-	}
+	_, L := compute.SnakeDims(dst, x, alpha, beta)
 	n := int64(x.NumElements())
 	b.count(8 * float64(n))
 	if n == 0 {
@@ -179,7 +148,7 @@ func (b *Backend) Snake(dst, x, alpha, beta *compute.Tensor, logScale bool) {
 	}
 	xf, release := b.floatIn(x)
 	defer release()
-	k := KargsSnake{N: uint64(n), L: uint64(n / int64(C)), AlphaDt: dtCode(alpha), BetaDt: dtCode(beta), HasBeta: b2u(beta != nil), LogScale: b2u(logScale)}
+	k := KargsSnake{N: uint64(n), L: uint64(L), AlphaDt: dtCode(alpha), BetaDt: dtCode(beta), HasBeta: b2u(beta != nil), LogScale: b2u(logScale)}
 	b.floatOut(dst, []*compute.Tensor{alpha, beta}, func(out *compute.Tensor) {
 		b.launch1(kname("snake", xf.DType(), out.DType()), n, argBytes(k), true,
 			b.arg(xf, false), b.arg(alpha, false), b.optArg(beta), b.arg(out, true))

@@ -13,21 +13,6 @@ import (
 // qkDMax is fused.metal's QK_DMAX.
 const qkDMax = 256
 
-// checkNormModulation validates an AdaLN pre-norm for rows of x.
-func checkNormModulation(op string, p compute.NormModulation, x *compute.Tensor) (R, H, W, T int) {
-	H = x.Dim(-1)
-	R = x.NumElements() / max(H, 1)
-	if p.Weight != nil {
-		compute.Check(p.Weight.NumElements() == H, op, "weight %v for %v", p.Weight, x)
-	}
-	compute.Check(p.Rows.NumElements() == R, op, "%d row indices for %d rows", p.Rows.NumElements(), R)
-	compute.Check(p.Rows.DType().IsInt(), op, "index tensor %v is not integer", p.Rows)
-	W = p.Table.Dim(-1)
-	compute.Check(p.ShiftCol >= 0 && p.ShiftCol+H <= W && p.ScaleCol >= 0 && p.ScaleCol+H <= W, op,
-		"columns %d,%d+%d outside %v", p.ShiftCol, p.ScaleCol, H, p.Table)
-	return R, H, W, p.Table.NumElements() / max(W, 1)
-}
-
 // clashes reports whether dst overlaps any of ts.
 func (b *Backend) clashes(dst *compute.Tensor, ts ...*compute.Tensor) bool {
 	for _, t := range ts {
@@ -41,8 +26,7 @@ func (b *Backend) clashes(dst *compute.Tensor, ts ...*compute.Tensor) bool {
 // RMSNormModulate is RMSNorm then Modulate in one pass per row.
 func (b *Backend) RMSNormModulate(dst, x *compute.Tensor, p compute.NormModulation) {
 	const op = "RMSNormModulate"
-	compute.SameShape(op, dst, x)
-	R, H, W, T := checkNormModulation(op, p, x)
+	R, H, W, T := compute.RMSNormModulateDims(dst, x, p)
 	dt := dst.DType()
 	if x.DType() != dt || !isFloat(dt) || b.clashes(dst, p.Weight, p.Table, p.Rows) {
 		compute.UnfusedRMSNormModulate(b, dst, x, p)
@@ -67,11 +51,7 @@ func (b *Backend) RMSNormModulate(dst, x *compute.Tensor, p compute.NormModulati
 // row.
 func (b *Backend) GatedAddRMSNormModulate(h, n, x, y, gateTable *compute.Tensor, gateCol int, p compute.NormModulation) {
 	const op = "GatedAddRMSNormModulate"
-	compute.SameShape(op, h, n, x, y)
-	compute.Check(!b.clashes(n, h, x, y), op, "n %v overlaps h, x or y", n)
-	R, H, W, T := checkNormModulation(op, p, x)
-	GW := gateTable.Dim(-1)
-	compute.Check(gateCol >= 0 && gateCol+H <= GW, op, "gate column %d+%d outside %v", gateCol, H, gateTable)
+	R, H, W, T, GW, GT := compute.GatedAddRMSNormModulateDims(h, n, x, y, gateTable, gateCol, p, b.overlaps)
 	dt := h.DType()
 	if x.DType() != dt || n.DType() != dt || !isFloat(dt) ||
 		b.clashes(h, y, gateTable, p.Weight, p.Table, p.Rows) || b.clashes(n, gateTable, p.Weight, p.Table, p.Rows) {
@@ -87,7 +67,7 @@ func (b *Backend) GatedAddRMSNormModulate(h, n, x, y, gateTable *compute.Tensor,
 	k := KargsGatedNormModulate{Rows: uint32(R), D: uint32(H), Eps: p.Eps, WDt: dtCode(p.Weight), HasW: b2u(p.Weight != nil),
 		TableW: uint32(W), TableRows: uint32(T), ShiftCol: uint32(p.ShiftCol), ScaleCol: uint32(p.ScaleCol),
 		TableDt: dtCode(p.Table), IdxDt: dtCode(ix),
-		GateW: uint32(GW), GateRows: uint32(gateTable.NumElements() / max(GW, 1)), GateCol: uint32(gateCol),
+		GateW: uint32(GW), GateRows: uint32(GT), GateCol: uint32(gateCol),
 		GateDt: dtCode(gateTable), YDt: dtCode(y)}
 	b.encode(&Dispatch{Kernel: kname("gated_add_rms_norm_modulate", dt, dt),
 		Args: []Arg{{Bytes: argBytes(k)}, b.arg(x, false), b.arg(y, false), b.arg(gateTable, false), b.optArg(p.Weight),
@@ -98,23 +78,10 @@ func (b *Backend) GatedAddRMSNormModulate(h, n, x, y, gateTable *compute.Tensor,
 // QKNormRoPE splits a QKV projection into q, k, v heads with QK-norm and
 // rotary embedding in one pass per (position, head).
 func (b *Backend) QKNormRoPE(q, k, v, qkv *compute.Tensor, p compute.QKNormRoPEParams) {
-	const op = "QKNormRoPE"
-	S, Hs, D := compute.QKVShape(qkv, p.Layout)
+	S, Hs, D := compute.QKNormRoPEDims(q, k, v, qkv, p, b.overlaps)
 	dt := qkv.DType()
-	for _, t := range []*compute.Tensor{q, k, v} {
-		compute.Check(t.Rank() == 3 && t.Dim(0) == Hs && t.Dim(1) == S && t.Dim(2) == D && t.DType() == dt, op,
-			"%v for qkv %v: want %v[%d, %d, %d]", t, qkv, dt, Hs, S, D)
-		compute.Check(!b.clashes(t, qkv), op, "%v overlaps qkv %v", t, qkv)
-	}
-	compute.Check(!b.clashes(q, k, v) && !b.clashes(k, v), op, "q, k and v overlap")
-	for _, w := range []*compute.Tensor{p.NormQ, p.NormK} {
-		compute.Check(w == nil || w.NumElements() == D, op, "norm weight %v for heads of %d", w, D)
-	}
 	rot := 0
 	if p.Cos != nil {
-		compute.SameShape(op, p.Cos, p.Sin)
-		compute.Check(p.RotDim%2 == 0 && p.RotDim > 0 && p.RotDim <= D, op, "rotDim %d for head size %d", p.RotDim, D)
-		compute.Check(p.Cos.NumElements() == S*p.RotDim/2, op, "tables %v for %d rows × %d", p.Cos, S, p.RotDim/2)
 		rot = p.RotDim
 	}
 	if !isFloat(dt) || D > qkDMax {

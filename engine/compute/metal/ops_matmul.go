@@ -96,37 +96,23 @@ func (b *Backend) matmulRows(M, N, K int, xa, wa, oa Arg, bias *compute.Tensor, 
 		Groups: [3]int{ceilDiv(N, gemmTile), ceilDiv(M, gemmTile), 1}, Threads: [3]int{gemmThreads, 1, 1}})
 }
 
-// convGeom checks a convolution's operands and fills the geometry of kargs_gemm.
-func convGeom(op string, dst, x, w *compute.Tensor, p compute.ConvParams, transpose bool) KargsGemm {
-	n := x.Rank() - 1
-	compute.Check(n >= 1 && n <= 3 && w.Rank() == n+2 && dst.Rank() == n+1, op, "x %v w %v dst %v: want [C, spatial…] with 1–3 spatial axes", x, w, dst)
-	k := KargsGemm{Nsp: uint32(n), Kprod: 1, InProd: 1, OutProd: 1, PadMode: uint32(p.PadMode)}
+// convKargs fills the geometry of kargs_gemm for a checked convolution.
+func convKargs(g compute.ConvGeom, p compute.ConvParams) KargsGemm {
+	k := KargsGemm{Nsp: uint32(g.Spatial), Kprod: uint32(g.KernelElems), InProd: uint64(g.InElems), OutProd: uint64(g.OutElems),
+		PadMode: uint32(p.PadMode), CinG: uint32(g.CinG), CoutG: uint32(g.CoutG)}
 	for a := 0; a < 3; a++ {
 		k.InSize[a], k.OutSize[a], k.Ker[a], k.Stride[a], k.Dil[a] = 1, 1, 1, 1, 1
 	}
-	for a := 0; a < n; a++ {
-		in, out, ker := x.Dim(a+1), dst.Dim(a+1), w.Dim(a+2)
-		var want int
-		if transpose {
-			want = compute.ConvTransposeOutSize(in, ker, p.StrideAt(a), p.DilationAt(a), p.PadBeforeAt(a), p.PadAfterAt(a))
-		} else {
-			want = compute.ConvOutSize(in, ker, p.StrideAt(a), p.DilationAt(a), p.PadBeforeAt(a), p.PadAfterAt(a))
-		}
-		compute.Check(out == want, op, "axis %d: output %d, want %d (x %v w %v)", a, out, want, x, w)
-		k.InSize[a], k.OutSize[a], k.Ker[a] = uint32(in), uint32(out), uint32(ker)
+	for a := 0; a < g.Spatial; a++ {
+		k.InSize[a], k.OutSize[a], k.Ker[a] = uint32(g.In[a]), uint32(g.Out[a]), uint32(g.Kernel[a])
 		k.Stride[a], k.Dil[a], k.PadBefore[a] = int32(p.StrideAt(a)), int32(p.DilationAt(a)), int32(p.PadBeforeAt(a))
-		k.Kprod *= uint32(ker)
-		k.InProd *= uint64(in)
-		k.OutProd *= uint64(out)
 	}
 	return k
 }
 
 // conv runs kernel_conv or kernel_conv_transpose.
-func (b *Backend) conv(op, kop string, dst, x, w, bias *compute.Tensor, k KargsGemm, G int) {
-	if bias != nil {
-		compute.Check(bias.NumElements() == G*int(k.CoutG), op, "bias %v for %d channels", bias, G*int(k.CoutG))
-	}
+func (b *Backend) conv(kop string, dst, x, w, bias *compute.Tensor, g compute.ConvGeom, p compute.ConvParams) {
+	k := convKargs(g, p)
 	k.M, k.N, k.K = uint32(k.OutProd), k.CoutG, k.CinG*k.Kprod
 	k.BiasDt, k.HasBias = dtCode(bias), b2u(bias != nil)
 	if dst.NumElements() == 0 {
@@ -146,30 +132,20 @@ func (b *Backend) conv(op, kop string, dst, x, w, bias *compute.Tensor, k KargsG
 	b.floatOut(dst, []*compute.Tensor{x, w, bias}, func(out *compute.Tensor) {
 		b.encode(&Dispatch{Kernel: kname(kop, xf.DType(), out.DType()),
 			Args:   []Arg{{Bytes: argBytes(k)}, b.arg(xf, false), b.arg(wf, false), b.optArg(bias), b.arg(out, true)},
-			Groups: [3]int{ceilDiv(int(k.N), gemmTile), ceilDiv(int(k.M), gemmTile), G}, Threads: [3]int{gemmThreads, 1, 1}})
+			Groups: [3]int{ceilDiv(int(k.N), gemmTile), ceilDiv(int(k.M), gemmTile), g.Groups}, Threads: [3]int{gemmThreads, 1, 1}})
 	})
 }
 
 // Conv is the N-d cross-correlation (batch 1) with padding modes and groups.
 func (b *Backend) Conv(dst, x, w, bias *compute.Tensor, p compute.ConvParams) {
-	k := convGeom("Conv", dst, x, w, p, false)
-	G := p.GroupCount()
-	Cin, Cout := x.Dim(0), w.Dim(0)
-	compute.Check(Cin%G == 0 && Cout%G == 0 && w.Dim(1) == Cin/G && dst.Dim(0) == Cout, "Conv", "channels: x %v w %v dst %v groups %d", x, w, dst, G)
-	k.CinG, k.CoutG = uint32(Cin/G), uint32(Cout/G)
-	b.count(2 * float64(Cout) * float64(k.OutProd) * float64(int(k.CinG)*int(k.Kprod)))
-	b.conv("Conv", "conv", dst, x, w, bias, k, G)
+	g := compute.ConvDims(dst, x, w, bias, p)
+	b.count(2 * float64(g.Cout) * float64(g.OutElems) * float64(g.CinG*g.KernelElems))
+	b.conv("conv", dst, x, w, bias, g, p)
 }
 
 // ConvTranspose is the transposed N-d convolution (zero padding only).
 func (b *Backend) ConvTranspose(dst, x, w, bias *compute.Tensor, p compute.ConvParams) {
-	k := convGeom("ConvTranspose", dst, x, w, p, true)
-	compute.Check(p.PadMode == compute.PadZeros, "ConvTranspose", "only zero padding")
-	G := p.GroupCount()
-	Cin := x.Dim(0)
-	coutG := w.Dim(1)
-	compute.Check(w.Dim(0) == Cin && Cin%G == 0 && dst.Dim(0) == coutG*G, "ConvTranspose", "channels: x %v w %v dst %v groups %d", x, w, dst, G)
-	k.CinG, k.CoutG = uint32(Cin/G), uint32(coutG)
-	b.count(2 * float64(Cin) * float64(coutG) * float64(k.InProd) * float64(k.Kprod))
-	b.conv("ConvTranspose", "conv_transpose", dst, x, w, bias, k, G)
+	g := compute.ConvTransposeDims(dst, x, w, bias, p)
+	b.count(2 * float64(g.Cin) * float64(g.CoutG) * float64(g.InElems) * float64(g.KernelElems))
+	b.conv("conv_transpose", dst, x, w, bias, g, p)
 }

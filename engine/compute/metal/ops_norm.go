@@ -12,13 +12,8 @@ func normThreads(d int) int {
 
 // RMSNorm computes x·rsqrt(mean(x²)+eps)·w over the innermost axis.
 func (b *Backend) RMSNorm(dst, x, w *compute.Tensor, eps float32) {
-	compute.SameShape("RMSNorm", dst, x)
-	D := x.Dim(-1)
-	if w != nil {
-		compute.Check(w.NumElements() == D, "RMSNorm", "weight %v for %v", w, x)
-	}
+	rows, D := compute.RMSNormDims(dst, x, w)
 	b.count(4 * float64(x.NumElements()))
-	rows := x.NumElements() / max(D, 1)
 	if rows == 0 || D == 0 {
 		return
 	}
@@ -34,16 +29,8 @@ func (b *Backend) RMSNorm(dst, x, w *compute.Tensor, eps float32) {
 
 // LayerNorm computes (x−mean)·rsqrt(var+eps)·w + b over the innermost axis.
 func (b *Backend) LayerNorm(dst, x, w, bias *compute.Tensor, eps float32) {
-	compute.SameShape("LayerNorm", dst, x)
-	D := x.Dim(-1)
-	if w != nil {
-		compute.Check(w.NumElements() == D, "LayerNorm", "weight %v for %v", w, x)
-	}
-	if bias != nil {
-		compute.Check(bias.NumElements() == D, "LayerNorm", "bias %v for %v", bias, x)
-	}
+	rows, D := compute.LayerNormDims(dst, x, w, bias)
 	b.count(6 * float64(x.NumElements()))
-	rows := x.NumElements() / max(D, 1)
 	if rows == 0 || D == 0 {
 		return
 	}
@@ -59,15 +46,7 @@ func (b *Backend) LayerNorm(dst, x, w, bias *compute.Tensor, eps float32) {
 
 // GroupNorm normalizes x [C, L...] in groups of channels.
 func (b *Backend) GroupNorm(dst, x, w, bias *compute.Tensor, groups int, eps float32) {
-	compute.SameShape("GroupNorm", dst, x)
-	C := x.Dim(0)
-	compute.Check(groups > 0 && C%groups == 0, "GroupNorm", "%d groups for %d channels", groups, C)
-	if w != nil {
-		compute.Check(w.NumElements() == C, "GroupNorm", "weight %v for %v", w, x)
-	}
-	if bias != nil {
-		compute.Check(bias.NumElements() == C, "GroupNorm", "bias %v for %v", bias, x)
-	}
+	C, L := compute.GroupNormDims(dst, x, w, bias, groups)
 	n := int64(x.NumElements())
 	b.count(6 * float64(n))
 	if n == 0 {
@@ -75,7 +54,7 @@ func (b *Backend) GroupNorm(dst, x, w, bias *compute.Tensor, groups int, eps flo
 	}
 	xf, release := b.floatIn(x)
 	defer release()
-	k := KargsGroupNorm{L: uint64(n / int64(C)), N: uint64(n), C: uint32(C), Groups: uint32(groups), Eps: eps,
+	k := KargsGroupNorm{L: uint64(L), N: uint64(n), C: uint32(C), Groups: uint32(groups), Eps: eps,
 		WDt: dtCode(w), BDt: dtCode(bias), HasW: b2u(w != nil), HasB: b2u(bias != nil)}
 	stats := b.scratch(compute.F32, groups, 2)
 	defer b.Free(stats)
