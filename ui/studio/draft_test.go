@@ -1,14 +1,15 @@
 package studio_test
 
 import (
-	"h3studio/ui/studio"
-	"h3studio/ui/studio/fakeengine"
 	"image/color"
 	"os"
 	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"h3studio/ui/studio"
+	"h3studio/ui/studio/fakeengine"
 )
 
 // TestUndoIsAHistory: every change to the draft is a step of a history

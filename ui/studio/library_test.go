@@ -2,10 +2,6 @@ package studio_test
 
 import (
 	"bytes"
-	"h3studio/engine"
-	"h3studio/engine/take"
-	"h3studio/ui/studio"
-	"h3studio/ui/studio/fakeengine"
 	"image"
 	"image/color"
 	"image/jpeg"
@@ -14,6 +10,11 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"h3studio/engine"
+	"h3studio/engine/take"
+	"h3studio/ui/studio"
+	"h3studio/ui/studio/fakeengine"
 )
 
 func TestLibraryRecoversAndListsDamaged(t *testing.T) {

@@ -1,14 +1,15 @@
 package studio_test
 
 import (
-	"h3studio/ui/studio"
-	"h3studio/ui/studio/fakeengine"
 	"image/color"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"h3studio/ui/studio"
+	"h3studio/ui/studio/fakeengine"
 )
 
 // gatedEngine reports a folder usable only once it holds a file named
