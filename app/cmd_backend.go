@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -15,8 +14,7 @@ func init() {
 }
 
 func runBackend(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("backend", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("backend", stderr)
 	choice := fs.String("b", "auto", "backend: `auto` (Metal when usable, else CPU), metal or cpu")
 	asJSON := fs.Bool("json", false, "print the device facts as JSON")
 	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"sort"
@@ -14,24 +13,17 @@ func init() {
 }
 
 func runFixture(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("fixture", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("fixture", stderr,
+		"usage: h3studio fixture -d SNAPSHOT -i FIXTURE -o OUT",
+		"Computes every result of an oracle fixture family from its inputs and the snapshot,",
+		"writes them under the reference names, lists anything not computed on stderr and",
+		"then exits 1.",
+	)
 	dir := fs.String("d", "", "snapshot `folder` (or a folder holding just the components the family needs)")
 	in := fs.String("i", "", "fixture `file` (.safetensors with h3_fixture metadata)")
 	out := fs.String("o", "", "output `file` for the computed tensors")
 	backend := fs.String("backend", "cpu", "compute `backend`: cpu (the reference), metal or auto")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: h3studio fixture -d SNAPSHOT -i FIXTURE -o OUT")
-		fmt.Fprintln(stderr, "Computes every result of an oracle fixture family from its inputs and the snapshot,")
-		fmt.Fprintln(stderr, "writes them under the reference names, lists anything not computed on stderr and")
-		fmt.Fprintln(stderr, "then exits 1.")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	if *dir == "" || *in == "" || *out == "" || fs.NArg() > 0 {
-		fs.Usage()
+	if !parseFlags(fs, args, func() bool { return *dir != "" && *in != "" && *out != "" && fs.NArg() == 0 }) {
 		return 2
 	}
 	b, err := openBackend(*backend, stderr)

@@ -158,6 +158,14 @@ func parseGenerateArgs(args []string) (generateArgs, error) {
 			*dst = v
 			return err
 		}
+		// withValue passes the flag's value to set, whose error it returns.
+		withValue := func(set func(v string) error) error {
+			v, err := next()
+			if err != nil {
+				return err
+			}
+			return set(v)
+		}
 		var err error
 		switch name {
 		case "h", "help":
@@ -181,14 +189,14 @@ func parseGenerateArgs(args []string) (generateArgs, error) {
 		case "frames":
 			err = rangedFlag(&r.Frames, fmt.Sprintf("aligns up to %d frames, outside %d..%d", engine.AlignFrames(0), engine.MinFrames, engine.MaxFrames))
 		case "seconds":
-			var v string
-			if v, err = next(); err == nil {
+			err = withValue(func(v string) (err error) {
 				s, perr := strconv.ParseFloat(v, 64)
 				if perr != nil || !(s > 0) || s > 1e6 {
 					err = fmt.Errorf("invalid seconds: %q", v)
 				}
 				r.Seconds = s
-			}
+				return err
+			})
 		case "steps":
 			err = rangedFlag(&r.Steps, fmt.Sprintf("is outside %d..%d", engine.MinSteps, engine.MaxSteps))
 		case "preset":
@@ -204,43 +212,42 @@ func parseGenerateArgs(args []string) (generateArgs, error) {
 		case "token-reduction":
 			r.TokenReduction = true
 		case "seed":
-			var v string
-			if v, err = next(); err == nil {
+			err = withValue(func(v string) (err error) {
 				s, perr := strconv.ParseUint(v, 10, 64)
 				if perr != nil {
 					err = fmt.Errorf("invalid seed: %q", v)
 				}
 				r.Seed, r.SeedSet = s, true
-			}
+				return err
+			})
 		case "first-frame":
 			err = strFlag(&r.First)
 		case "last-frame":
 			err = strFlag(&r.Last)
 		case "ref-image", "ref-video", "ref-silent-video", "ref-audio":
-			var v string
-			if v, err = next(); err == nil {
+			err = withValue(func(v string) error {
 				kind := map[string]engine.ReferenceKind{"ref-image": engine.RefImage, "ref-video": engine.RefVideo,
 					"ref-silent-video": engine.RefSilentVideo, "ref-audio": engine.RefAudio}[name]
 				r.References = append(r.References, engine.Reference{Kind: kind, Path: v})
-			}
+				return nil
+			})
 		case "ref-video-audio":
-			var v string
-			if v, err = next(); err == nil {
+			err = withValue(func(v string) (err error) {
 				if i+1 >= len(args) {
 					err = fmt.Errorf("--ref-video-audio needs VIDEO and AUDIO")
 				} else {
 					i++
 					r.References = append(r.References, engine.Reference{Kind: engine.RefVideoAudio, Path: v, Audio: args[i]})
 				}
-			}
+				return err
+			})
 		case "ref-image-size":
-			var v string
-			if v, err = next(); err == nil {
+			err = withValue(func(v string) (err error) {
 				r.RefImageSize, err = media.ParseRefImagePolicy(v)
-			}
+				return err
+			})
 		case "ref-video-canvas":
-			var v string
-			if v, err = next(); err == nil {
+			err = withValue(func(v string) (err error) {
 				switch v {
 				case "reference", "diffusers", "":
 					r.RefVideoCanvas = media.RefVideoReference
@@ -249,7 +256,8 @@ func parseGenerateArgs(args []string) (generateArgs, error) {
 				default:
 					err = fmt.Errorf("invalid --ref-video-canvas %q (want reference or h3c)", v)
 				}
-			}
+				return err
+			})
 		case "frames-dir":
 			err = strFlag(&a.framesDir)
 		case "wav":
@@ -263,25 +271,24 @@ func parseGenerateArgs(args []string) (generateArgs, error) {
 		case "server-token":
 			err = strFlag(&a.remote.token)
 		case "server-map":
-			var v string
-			if v, err = next(); err == nil {
+			err = withValue(func(v string) error {
 				a.remote.maps = append(a.remote.maps, v)
-			}
+				return nil
+			})
 		case "server-kind":
 			err = strFlag(&a.remote.kind)
 		case "lora":
-			var v string
-			if v, err = next(); err == nil {
+			err = withValue(func(v string) (err error) {
 				var l engine.LoRA
 				if l, err = engine.ParseLoRA(v); err == nil {
 					r.LoRAs = append(r.LoRAs, l)
 				}
-			}
+				return err
+			})
 		case "turbo":
 			err = rangedFlag(&r.Turbo, "is not a Turbo preset (allowed: 4, 6, 8)")
 		case "video-shift", "audio-shift":
-			var v string
-			if v, err = next(); err == nil {
+			err = withValue(func(v string) (err error) {
 				s, perr := strconv.ParseFloat(v, 64)
 				if perr != nil || !(s > 0) || s > 100 {
 					err = fmt.Errorf("invalid %s: %q (want a number in (0, 100])", name, v)
@@ -291,30 +298,32 @@ func parseGenerateArgs(args []string) (generateArgs, error) {
 				} else {
 					r.AudioShift = s
 				}
-			}
+				return err
+			})
 		case "ssd-streaming":
 			a.ssd = true
 			r.Memory = engine.MemoryStreaming
 		case "quant":
-			var v string
-			if v, err = next(); err == nil {
+			err = withValue(func(v string) (err error) {
 				a.quant, err = quant.Parse(v)
-			}
+				return err
+			})
 		case "memory":
-			var v string
-			if v, err = next(); err == nil && v != "auto" {
-				r.Memory = engine.MemoryMode(v)
-			}
+			err = withValue(func(v string) error {
+				if v != "auto" {
+					r.Memory = engine.MemoryMode(v)
+				}
+				return nil
+			})
 		case "quality":
-			var v string
-			if v, err = next(); err == nil {
+			err = withValue(func(v string) (err error) {
 				var f engine.QualityFloor
 				f, err = plan.ParseQualityFloor(v)
 				r.Quality = f
-			}
+				return err
+			})
 		case "device-memory", "working-set":
-			var v string
-			if v, err = next(); err == nil {
+			err = withValue(func(v string) (err error) {
 				n, perr := parseBytes(v)
 				err = perr
 				if name == "device-memory" {
@@ -322,7 +331,8 @@ func parseGenerateArgs(args []string) (generateArgs, error) {
 				} else {
 					a.workingSet = n
 				}
-			}
+				return err
+			})
 		default:
 			return a, fmt.Errorf("unknown flag %s", arg)
 		}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -16,23 +15,16 @@ func init() {
 }
 
 func runInfo(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("info", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("info", stderr,
+		"usage: h3studio info -d SNAPSHOT [-json]",
+		"Lists the partitions and components of a snapshot with their parameter counts, sizes and",
+		"dtypes, the tasks they make available, what is missing, and the compute device. Reads",
+		"configs and safetensors headers only. Exits 0 when nothing present is corrupt (missing",
+		"components are reported, not failed), 1 when the folder is not a snapshot or a file is corrupt.",
+	)
 	dir := fs.String("d", "", "snapshot `folder` (the MiniMax-H3 download, or a folder holding some of its components)")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: h3studio info -d SNAPSHOT [-json]")
-		fmt.Fprintln(stderr, "Lists the partitions and components of a snapshot with their parameter counts, sizes and")
-		fmt.Fprintln(stderr, "dtypes, the tasks they make available, what is missing, and the compute device. Reads")
-		fmt.Fprintln(stderr, "configs and safetensors headers only. Exits 0 when nothing present is corrupt (missing")
-		fmt.Fprintln(stderr, "components are reported, not failed), 1 when the folder is not a snapshot or a file is corrupt.")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	if *dir == "" || fs.NArg() > 0 {
-		fs.Usage()
+	if !parseFlags(fs, args, func() bool { return *dir != "" && fs.NArg() == 0 }) {
 		return 2
 	}
 	rep, err := snapshot.Inspect(*dir)

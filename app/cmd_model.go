@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -89,8 +88,7 @@ func modelFolders(rec *hfhub.Records, extra []string) []string {
 }
 
 func modelList(env hfhub.Env, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("model list", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("model list", stderr)
 	asJSON := fs.Bool("json", false, "print JSON")
 	if err := fs.Parse(args); err != nil {
 		return exitInvalid
@@ -172,8 +170,7 @@ func exitFor(stderr io.Writer, what string, err error, src hfhub.TokenSource) in
 }
 
 func modelDownload(env hfhub.Env, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("model download", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("model download", stderr)
 	tasks := fs.String("tasks", "t2va,fl2va", "comma-separated `tasks` to download for: t2va, fl2va, ref2va")
 	rev := fs.String("revision", "main", "branch, tag or commit")
 	dir := fs.String("dir", "", "write a plain `folder` instead of the HF cache (copies hard-linked)")
@@ -274,8 +271,7 @@ func reportProgress(p *hfhub.Progress, done <-chan struct{}, stdout, stderr io.W
 }
 
 func modelVerify(env hfhub.Env, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("model verify", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("model verify", stderr)
 	rev := fs.String("revision", "", "verify the HF cache's snapshot of this branch, tag or commit")
 	online := fs.Bool("online", false, "check against the Hub's tree listing instead of the hashes recorded on disk")
 	repair := fs.Bool("repair", false, "delete wrong files and download them (and missing ones) again from the same commit")
@@ -382,8 +378,7 @@ func modelVerify(env hfhub.Env, args []string, stdout, stderr io.Writer) int {
 }
 
 func modelPath(env hfhub.Env, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("model path", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("model path", stderr)
 	rev := fs.String("revision", "", "the HF cache's snapshot of this branch, tag or commit")
 	task := fs.String("task", "", "a task the snapshot must be able to run")
 	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -45,8 +44,12 @@ func presetNames() string {
 }
 
 func runPlan(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("plan", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("plan", stderr,
+		"usage: h3studio plan [flags]",
+		"Runs the model code shape-only over the released configuration (no weights) and prints,",
+		"per component: rows, work and weight bytes read per evaluation, and the peak tracked",
+		"storage with every weight resident and with weights streamed.",
+	)
 	canvas := fs.String("canvas", "864x480", "output (or render) canvas `WxH`, multiples of 32")
 	frames := fs.Int("frames", plan.DefaultFrames, "frames (rounded up to 17n+5)")
 	preset := fs.String("preset", "default", "speed preset, as generate --preset: "+presetNames())
@@ -66,18 +69,7 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 	})
 	only := fs.String("component", "", "comma-separated components to plan (default all: "+strings.Join(plan.Components(), ", ")+")")
 	mf := addMemoryFlags(fs) // cmd_plan_memory.go
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: h3studio plan [flags]")
-		fmt.Fprintln(stderr, "Runs the model code shape-only over the released configuration (no weights) and prints,")
-		fmt.Fprintln(stderr, "per component: rows, work and weight bytes read per evaluation, and the peak tracked")
-		fmt.Fprintln(stderr, "storage with every weight resident and with weights streamed.")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fs.Usage()
+	if !parseFlags(fs, args, func() bool { return fs.NArg() == 0 }) {
 		return 2
 	}
 	c, err := parseCanvas(*canvas)

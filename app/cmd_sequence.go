@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -23,19 +22,16 @@ func runSequence(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: h3studio sequence export SEQUENCE.json -o OUT.mp4 [--quality Q] [--render]")
 		return 2
 	}
-	fs := flag.NewFlagSet("sequence export", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("sequence export", stderr,
+		"usage: h3studio sequence export SEQUENCE.json -o OUT.mp4 [flags]",
+		"Joins the sequence's clips (trimmed, with their cuts and crossfades, muted clips silent,",
+		"the extra sound track mixed in) into one MP4: H.264 24 fps, AAC 32 kHz stereo. This is the",
+		"studio's File ▸ Export Sequence…. A missing clip is named and nothing is written.",
+	)
 	out := fs.String("o", "", "output `MP4` file")
 	quality := fs.Float64("quality", 0, "H.264 quality in (0, 1] (0: the default, 0.75)")
 	render := fs.Bool("render", false, "render every frame through the MP4 writer even where the platform composes natively")
 	quiet := fs.Bool("q", false, "no progress lines")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: h3studio sequence export SEQUENCE.json -o OUT.mp4 [flags]")
-		fmt.Fprintln(stderr, "Joins the sequence's clips (trimmed, with their cuts and crossfades, muted clips silent,")
-		fmt.Fprintln(stderr, "the extra sound track mixed in) into one MP4: H.264 24 fps, AAC 32 kHz stereo. This is the")
-		fmt.Fprintln(stderr, "studio's File ▸ Export Sequence…. A missing clip is named and nothing is written.")
-		fs.PrintDefaults()
-	}
 	// flags may come before or after the sequence file
 	rest := args[1:]
 	var pos []string

@@ -39,8 +39,7 @@ printed once).
 `
 
 func runServe(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("serve", stderr)
 	var modelDir, addr, libDir string
 	var allowDirs, hosts, origins listFlag
 	fs.StringVar(&modelDir, "d", "", "model snapshot `folder` (default: the demo checkpoint)")

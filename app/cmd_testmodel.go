@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -18,8 +17,13 @@ func init() {
 }
 
 func runTestModel(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("testmodel", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("testmodel", stderr,
+		"usage: h3studio testmodel -o DIR [--force] [--size demo|released] [--layout original]",
+		"                          [--components dit,text-encoder,vision,video-vae,audio-vae] [--blocks N] [--text-layers N] [--seed S]",
+		"Writes a complete MiniMax-H3 snapshot in the released layout (FL2VA/ and Ref2VA/) with deterministic",
+		"random weights: --size demo is H3 Studio's demo checkpoint (tiny widths, for trying the app);",
+		"--size released has the released configs and tensor inventory (docs/fullscale.md), streamed to disk.",
+	)
 	out := fs.String("o", "", "output `folder` (must not exist, or be empty)")
 	force := fs.Bool("force", false, "replace an existing folder")
 	size := fs.String("size", "demo", "`demo` (tiny widths, seconds) or released (the released widths: tens of GB)")
@@ -29,19 +33,7 @@ func runTestModel(args []string, stdout, stderr io.Writer) int {
 	textLayers := fs.Int("text-layers", 0, "released size: text-encoder `depth` (0: the released 64), full width")
 	seed := fs.Uint64("seed", 0, "released size: weight `seed`; the same seed writes the same bytes")
 	workers := fs.Int("j", 0, "released size: `goroutines` drawing each tensor (0: all cores)")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: h3studio testmodel -o DIR [--force] [--size demo|released] [--layout original]")
-		fmt.Fprintln(stderr, "                          [--components dit,text-encoder,vision,video-vae,audio-vae] [--blocks N] [--text-layers N] [--seed S]")
-		fmt.Fprintln(stderr, "Writes a complete MiniMax-H3 snapshot in the released layout (FL2VA/ and Ref2VA/) with deterministic")
-		fmt.Fprintln(stderr, "random weights: --size demo is H3 Studio's demo checkpoint (tiny widths, for trying the app);")
-		fmt.Fprintln(stderr, "--size released has the released configs and tensor inventory (docs/fullscale.md), streamed to disk.")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	if *out == "" || fs.NArg() > 0 {
-		fs.Usage()
+	if !parseFlags(fs, args, func() bool { return *out != "" && fs.NArg() == 0 }) {
 		return 2
 	}
 	var write func(dir string) error

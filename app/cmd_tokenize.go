@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -23,23 +22,16 @@ func init() {
 var stdin io.Reader = os.Stdin
 
 func runTokenize(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("tokenize", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("tokenize", stderr,
+		"usage: h3studio tokenize -t DIR --json < strings.json",
+		"       h3studio tokenize -t DIR [TEXT...]",
+		"Tokenizes without adding special tokens, as H3 does. With --json, stdin is a JSON array of",
+		"strings and stdout a JSON array of token-id arrays, one per string. Otherwise each TEXT (or",
+		"all of stdin) is printed as ids and tokens, one line per token.",
+	)
 	dir := fs.String("t", "", "tokenizer `folder` holding tokenizer.json and tokenizer_config.json")
 	asJSON := fs.Bool("json", false, "read a JSON array of strings on stdin; write a JSON array of token-id arrays")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: h3studio tokenize -t DIR --json < strings.json")
-		fmt.Fprintln(stderr, "       h3studio tokenize -t DIR [TEXT...]")
-		fmt.Fprintln(stderr, "Tokenizes without adding special tokens, as H3 does. With --json, stdin is a JSON array of")
-		fmt.Fprintln(stderr, "strings and stdout a JSON array of token-id arrays, one per string. Otherwise each TEXT (or")
-		fmt.Fprintln(stderr, "all of stdin) is printed as ids and tokens, one line per token.")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	if *dir == "" || (*asJSON && fs.NArg() > 0) {
-		fs.Usage()
+	if !parseFlags(fs, args, func() bool { return *dir != "" && (!*asJSON || fs.NArg() == 0) }) {
 		return 2
 	}
 	fail := func(err error) int {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -27,18 +26,15 @@ const appID = "studio.h3.H3Studio"
 
 // runGUI opens the studio window.
 func runGUI(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("h3studio", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("h3studio", stderr,
+		"usage: h3studio [flags]  (opens the studio; `h3studio help` lists the commands)",
+	)
 	modelDir := fs.String("model", "", "model snapshot `folder` (default: the one chosen last time, else the demo checkpoint)")
 	libDir := fs.String("library", "", "library `folder` (default: ~/Movies/H3 Studio)")
 	fake := fs.Bool("fake-engine", false, "developer: run on the development fake engine (synthetic, clearly marked output)")
 	selftest := fs.Bool("selftest", false, "developer: drive a first start, print \"selftest: ready\" and quit when stdin closes (the Xvfb test screenshots in between)")
 	selfGen := fs.Bool("selftest-generate", false, "developer: with -selftest, generate a take first")
 	selfRun := fs.Bool("selftest-running", false, "developer: with -selftest-generate, be ready while the take is denoising (for screenshots of progress)")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: h3studio [flags]  (opens the studio; `h3studio help` lists the commands)")
-		fs.PrintDefaults()
-	}
 	if err := fs.Parse(dropPSN(args)); err != nil {
 		return 2
 	}

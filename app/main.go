@@ -7,6 +7,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -32,6 +33,39 @@ func register(c *command) {
 		panic("h3studio: command registered twice: " + c.name)
 	}
 	commands[c.name] = c
+}
+
+// newFlagSet is a subcommand's flag set: it reports flag errors on stderr
+// and, when usage lines are given, its usage (-h, or a caller's fs.Usage())
+// prints them and then the flags' defaults there.
+func newFlagSet(name string, stderr io.Writer, usage ...string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	if len(usage) > 0 {
+		fs.Usage = func() {
+			for _, l := range usage {
+				fmt.Fprintln(stderr, l)
+			}
+			fs.PrintDefaults()
+		}
+	}
+	return fs
+}
+
+// parseFlags parses args into fs and reports whether the command may go
+// on. It returns false, for the caller to exit with status 2, on a flag
+// error (which fs has already reported) or when valid, asked after parsing
+// whether the arguments make sense, says no; then it prints fs's usage.
+// A nil valid accepts anything that parses.
+func parseFlags(fs *flag.FlagSet, args []string, valid func() bool) bool {
+	if err := fs.Parse(args); err != nil {
+		return false
+	}
+	if valid != nil && !valid() {
+		fs.Usage()
+		return false
+	}
+	return true
 }
 
 func main() {

@@ -16,20 +16,7 @@ type refSizeControl struct {
 
 func newRefSizeControl(c *compose) *refSizeControl {
 	r := &refSizeControl{cost: subtle("")}
-	var names []string
-	for _, rs := range studio.RefSizes {
-		names = append(names, rs.Name)
-	}
-	r.sel = widget.NewSelect(names, func(name string) {
-		if c.updating {
-			return
-		}
-		for _, rs := range studio.RefSizes {
-			if rs.Name == name {
-				c.w.s.SetRefSize(rs)
-			}
-		}
-	})
+	r.sel = choiceSelect(c, studio.RefSizes, func(rs studio.RefSize) string { return rs.Name }, c.w.s.SetRefSize)
 	r.cost.Wrapping = fyne.TextWrapWord
 	return r
 }

@@ -150,15 +150,7 @@ func TestLibraryActions(t *testing.T) {
 	}
 
 	test.Tap(button("Trash"))
-	top := h.w.Fyne().Canvas().Overlays().Top()
-	if top == nil {
-		t.Fatal("Trash did not ask first")
-	}
-	b := findButton(top, "Move to Trash")
-	if b == nil {
-		t.Fatal("no Move to Trash button")
-	}
-	test.Tap(b)
+	h.tapInDialog("Move to Trash")
 	h.settle(func(sn studio.Snapshot) bool { return len(sn.Takes) == 0 })
 	if _, err := os.Stat(take.Dir); !os.IsNotExist(err) {
 		t.Errorf("the take's folder is still in the library: %v", err)
@@ -192,11 +184,7 @@ func TestUnusableModelFolder(t *testing.T) {
 	if sn.CanGenerate || !h.w.compose.generate.Disabled() || !strings.Contains(h.w.compose.genNote.Text, "No usable model") {
 		t.Errorf("generate %v, note %q", h.w.compose.generate.Disabled(), h.w.compose.genNote.Text)
 	}
-	top := h.w.Fyne().Canvas().Overlays().Top()
-	if top == nil {
-		t.Fatal("no model report after choosing the folder")
-	}
-	text := strings.Join(allWidgetText(top), "\n")
+	text := h.dialogText("the model report after choosing the folder")
 	if !strings.Contains(text, "can't be used yet") || !strings.Contains(text, "not-there") {
 		t.Errorf("the report does not name the problem:\n%s", text)
 	}
@@ -337,11 +325,7 @@ func TestQuietDetails(t *testing.T) {
 func TestKeyboardShortcutsDialog(t *testing.T) {
 	h := newHarness(t, fakeengine.Options{}, false)
 	h.w.showKeys()
-	top := h.w.Fyne().Canvas().Overlays().Top()
-	if top == nil {
-		t.Fatal("no Keyboard Shortcuts window")
-	}
-	text := strings.Join(allWidgetText(top), "\n")
+	text := h.dialogText("the Keyboard Shortcuts window")
 	for _, want := range []string{"Space", "play / pause", generateKey, cmdKey + "E", "export the take as MP4"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("shortcuts lack %q:\n%s", want, text)

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"image"
+	"image/color"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,7 +11,6 @@ import (
 	"time"
 
 	"fyne.io/fyne/v2"
-
 	"h3studio/engine/media"
 	"h3studio/ui/studio"
 	"h3studio/ui/studio/fakeengine"
@@ -21,12 +21,7 @@ import (
 // length and "with its sound", the sound an envelope for its waveform,
 // and both their type badges.
 func TestDropVideoAndSound(t *testing.T) {
-	if _, err := exec.LookPath("ffmpeg"); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("ffmpeg is missing on CI (make deps installs Debian's ffmpeg)")
-		}
-		t.Skip("SKIP: ffmpeg not installed (Debian package ffmpeg): the Linux build writes and reads MP4 through it")
-	}
+	needFFmpeg(t)
 	h := newHarness(t, fakeengine.Options{}, false)
 	clip := filepath.Join(h.dir, "walk.mp4")
 	writeMP4(t, clip, 60) // 2.5 s
@@ -66,6 +61,18 @@ func TestDropVideoAndSound(t *testing.T) {
 	}
 }
 
+// needFFmpeg skips a test that writes or reads MP4 where ffmpeg is missing
+// (the Linux build goes through it), and fails it on CI.
+func needFFmpeg(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("ffmpeg"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("ffmpeg is missing on CI (make deps installs Debian's ffmpeg)")
+		}
+		t.Skip("SKIP: ffmpeg not installed (Debian package ffmpeg): the Linux build writes and reads MP4 through it")
+	}
+}
+
 // writeMP4 writes frames of a moving gradient with a tone through the
 // build's MP4 writer.
 func writeMP4(t *testing.T, path string, frames int) {
@@ -98,5 +105,77 @@ func writeMP4(t *testing.T, path string, frames int) {
 	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestDropBetweenReferences: files dropped on the reference list land
+// between the rows around the drop point (the upper half of a row inserts
+// before it, the lower half after it), in the order given, and the badges
+// renumber; a drop elsewhere still appends.
+func TestDropBetweenReferences(t *testing.T) {
+	h := newHarness(t, fakeengine.Options{}, false)
+	a := h.file("a.png", pngBytes(color.RGBA{220, 90, 30, 255}))
+	voice := h.wav("voice.wav", 3)
+	b := h.file("b.png", pngBytes(color.RGBA{30, 90, 220, 255}))
+	c := h.file("c.png", pngBytes(color.RGBA{30, 220, 90, 255}))
+	d := h.file("d.png", pngBytes(color.RGBA{90, 30, 220, 255}))
+	order := func(sn studio.Snapshot) []string {
+		var got []string
+		for _, r := range sn.Draft.References {
+			got = append(got, r.Media.Path)
+		}
+		return got
+	}
+	ready := func(n int) func(studio.Snapshot) bool {
+		return func(sn studio.Snapshot) bool {
+			if len(sn.Draft.References) != n {
+				return false
+			}
+			for _, r := range sn.Draft.References {
+				if r.Media.State != studio.MediaReady {
+					return false
+				}
+			}
+			return len(h.w.compose.refRows) == n
+		}
+	}
+	same := func(got, want []string) bool {
+		if len(got) != len(want) {
+			return false
+		}
+		for i := range got {
+			if got[i] != want[i] {
+				return false
+			}
+		}
+		return true
+	}
+
+	h.w.HandleDrop(fyne.NewPos(700, 300), uris(a, voice))
+	h.settle(ready(2))
+
+	// The upper half of the first row: before it.
+	pos, ok := h.w.ReferenceDropPoint(0, true)
+	if !ok {
+		t.Fatal("no first reference row")
+	}
+	h.w.HandleDrop(pos, uris(b))
+	sn := h.settle(ready(3))
+	if want := []string{b, a, voice}; !same(order(sn), want) {
+		t.Fatalf("after a drop above row 1: %v, want %v", order(sn), want)
+	}
+	if got := h.w.compose.refRows[sn.Draft.References[0].ID].badge.Text; got != "Picture 1" {
+		t.Errorf("the dropped picture's badge is %q, want Picture 1", got)
+	}
+
+	// The lower half of the second row: after it, two files in their order.
+	pos, _ = h.w.ReferenceDropPoint(1, false)
+	h.w.HandleDrop(pos, uris(c, d))
+	sn = h.settle(ready(5))
+	if want := []string{b, a, c, d, voice}; !same(order(sn), want) {
+		t.Fatalf("after a drop below row 2: %v, want %v", order(sn), want)
+	}
+	if got := sn.Labels; len(got) != 5 || got[3] != "Picture 4" || got[4] != "Audio 1" {
+		t.Errorf("labels %v", got)
 	}
 }

@@ -9,11 +9,15 @@ import (
 	"time"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/storage"
 	"fyne.io/fyne/v2/test"
-
+	"fyne.io/fyne/v2/widget"
+	"h3studio/engine"
+	"h3studio/engine/compute"
 	"h3studio/engine/hfhub"
 	"h3studio/engine/hfhub/fakehub"
 	"h3studio/engine/media"
+	"h3studio/engine/safetensors"
 	"h3studio/engine/snapshot/snapshottest"
 	"h3studio/ui/studio"
 	"h3studio/ui/studio/fakeengine"
@@ -104,5 +108,90 @@ func TestModelsWindowDownloads(t *testing.T) {
 		}
 		png.Encode(f, mw.win.Canvas().Capture())
 		f.Close()
+	}
+}
+
+// TestLoRAPanel: a LoRA dropped on the window gets a row (name, strength,
+// summary) in Compose's LoRA list; the Turbo select follows the draft.
+func TestLoRAPanel(t *testing.T) {
+	h := newHarness(t, fakeengine.Options{}, false)
+	p := filepath.Join(t.TempDir(), "turbo.safetensors")
+	es := []safetensors.Entry{
+		safetensors.F32("blocks.0.attn.qkv_proj.lora_A.weight", compute.BF16, compute.Shape{2, 4}, make([]float32, 8)),
+		safetensors.F32("blocks.0.attn.qkv_proj.lora_B.weight", compute.BF16, compute.Shape{12, 2}, make([]float32, 24)),
+	}
+	if err := safetensors.Write(p, es, nil); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Remove(p)
+	h.w.HandleDrop(fyne.NewPos(700, 300), []fyne.URI{storage.NewFileURI(p)})
+	h.settle(func(sn studio.Snapshot) bool { return len(sn.Draft.Settings.LoRAs) == 1 })
+	h.w.s.SetTurbo(8)
+	sn := h.settle(func(sn studio.Snapshot) bool { return sn.Draft.Settings.Turbo == 8 })
+	h.w.compose.apply(sn)
+	lp := h.w.compose.loras
+	if got := lp.turbo.Selected; got != "Turbo · 8 passes" {
+		t.Errorf("turbo select %q", got)
+	}
+	if len(lp.list.Objects) != 1 {
+		t.Fatalf("%d LoRA rows", len(lp.list.Objects))
+	}
+	var texts []string
+	var walk func(o fyne.CanvasObject)
+	walk = func(o fyne.CanvasObject) {
+		switch x := o.(type) {
+		case *widget.Check:
+			texts = append(texts, x.Text)
+		case *widget.Label:
+			texts = append(texts, x.Text)
+		case *fyne.Container:
+			for _, c := range x.Objects {
+				walk(c)
+			}
+		}
+	}
+	walk(lp.list)
+	all := strings.Join(texts, " | ")
+	for _, want := range []string{"turbo.safetensors", "1.00", "release names, 1 modules, rank 2"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("the LoRA row lacks %q: %s", want, all)
+		}
+	}
+}
+
+// TestMemoryFloorThroughTheWindow: Compose ▸ Memory carries the quality
+// floor to the engine's plan, shows the mode the engine chose and why, and
+// warns inline before a take that would swap.
+func TestMemoryFloorThroughTheWindow(t *testing.T) {
+	h := newHarness(t, fakeengine.Options{}, false)
+	c := h.w.compose
+	h.s.SetPrompt("A fox.")
+	sn := h.settle(func(sn studio.Snapshot) bool { return sn.Plan != nil && sn.Plan.PeakBytes > 0 })
+	h.eng.Gen.Opts.MemoryBudget = sn.Plan.PeakBytes * 7 / 10 // resident no longer fits
+
+	c.memQualitySel.SetSelected("Best quality")
+	sn = h.settle(func(sn studio.Snapshot) bool {
+		return sn.Plan != nil && sn.Plan.Request.Quality == engine.BestQuality && sn.Plan.Memory == engine.MemoryStreaming
+	})
+	if !strings.Contains(c.memoryNote.Text, "streaming (chosen automatically, Best quality)") {
+		t.Errorf("best quality: memory note %q", c.memoryNote.Text)
+	}
+	c.memQualitySel.SetSelected("Balanced")
+	sn = h.settle(func(sn studio.Snapshot) bool { return sn.Plan != nil && sn.Plan.Memory == engine.MemoryResidentInt4 })
+	if n := c.memoryNote.Text; !strings.Contains(n, "resident-int4 (chosen automatically, Balanced)") || !strings.Contains(n, "resident would not fit") {
+		t.Errorf("balanced: memory note %q", n)
+	}
+	if h.w.status.memory.Text != "Memory mode: automatic (resident-int4)" {
+		t.Errorf("status bar %q", h.w.status.memory.Text)
+	}
+	if labelsContain(c.settingsMsgs, "would swap") {
+		t.Error("a take that fits is warned")
+	}
+
+	c.memorySel.SetSelected("Resident — fastest, most memory")
+	sn = h.settle(func(sn studio.Snapshot) bool { return sn.Plan != nil && sn.Plan.Memory == engine.MemoryResident })
+	if !labelsContain(c.settingsMsgs, "would swap") || c.generate.Disabled() || !c.memQualitySel.Disabled() {
+		t.Errorf("explicit resident over the budget: swap warning shown %v, generate disabled %v, floor disabled %v",
+			labelsContain(c.settingsMsgs, "would swap"), c.generate.Disabled(), c.memQualitySel.Disabled())
 	}
 }

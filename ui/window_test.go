@@ -345,20 +345,39 @@ func TestCloseWhileGeneratingAsksAndCancels(t *testing.T) {
 	if h.quit {
 		t.Fatal("quit without asking")
 	}
-	top := h.w.Fyne().Canvas().Overlays().Top()
-	if top == nil {
-		t.Fatal("no confirmation dialog")
-	}
-	b := findButton(top, "Cancel and Quit")
-	if b == nil {
-		t.Fatal("no Cancel and Quit button")
-	}
-	test.Tap(b)
+	h.tapInDialog("Cancel and Quit")
 	h.settle(func(sn studio.Snapshot) bool { return h.quit })
 	ents, _ := os.ReadDir(h.lib)
 	if len(ents) != 0 {
 		t.Errorf("the library holds %d entries after a cancelled take", len(ents))
 	}
+}
+
+// topDialog is the window's topmost overlay (a dialog); the test stops
+// when there is none.
+func (h *harness) topDialog(what string) fyne.CanvasObject {
+	h.t.Helper()
+	top := h.w.Fyne().Canvas().Overlays().Top()
+	if top == nil {
+		h.t.Fatalf("no dialog: %s", what)
+	}
+	return top
+}
+
+// dialogText is every text of the topmost dialog, one per line.
+func (h *harness) dialogText(what string) string {
+	h.t.Helper()
+	return strings.Join(allWidgetText(h.topDialog(what)), "\n")
+}
+
+// tapInDialog taps the topmost dialog's button labelled text.
+func (h *harness) tapInDialog(text string) {
+	h.t.Helper()
+	b := findButton(h.topDialog("asking for "+text), text)
+	if b == nil {
+		h.t.Fatalf("the dialog has no %s button", text)
+	}
+	test.Tap(b)
 }
 
 func findButton(o fyne.CanvasObject, text string) *widget.Button {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"image/png"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -339,12 +338,7 @@ func TestSeedGridAndAB(t *testing.T) {
 // timeline: it becomes a clip of its whole length, with thumbnails and
 // its sound's waveform, and the reference list is left alone.
 func TestTimelineDropVideo(t *testing.T) {
-	if _, err := exec.LookPath("ffmpeg"); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("ffmpeg is missing on CI (make deps installs Debian's ffmpeg)")
-		}
-		t.Skip("SKIP: ffmpeg not installed")
-	}
+	needFFmpeg(t)
 	h := newHarness(t, fakeengine.Options{}, false)
 	clip := filepath.Join(h.dir, "walk.mp4")
 	writeMP4(t, clip, 60) // 2.5 s

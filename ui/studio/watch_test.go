@@ -101,3 +101,95 @@ func TestWatchInputsAndModel(t *testing.T) {
 		t.Errorf("no notice for the completed model: %+v", sn.Notices)
 	}
 }
+
+// TestVanishedTakesLeaveTheLibrary: a take folder moved away outside the
+// app leaves the list by itself (the library is watched), is not brought
+// back by a reload, and an action on it says what happened instead of
+// blaming an MP4 writer or a missing last frame.
+func TestVanishedTakesLeaveTheLibrary(t *testing.T) {
+	dir := t.TempDir()
+	lib, _ := studio.OpenLibrary(filepath.Join(dir, "lib"), nil)
+	s, err := studio.New(studio.Options{Engine: fakeengine.New(fakeengine.Options{}), Library: lib, Watch: true, WatchDelay: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	wait := func(what string, cond func(studio.Snapshot) bool) studio.Snapshot {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for time.Now().Before(deadline) {
+			if sn := s.Snapshot(); cond(sn) {
+				return sn
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		sn := s.Snapshot()
+		t.Fatalf("%s: never happened; %d takes, running %v, queued %d, jobs %+v, notices %+v", what, len(sn.Takes), sn.Running, sn.Queued, sn.Jobs, sn.Notices)
+		return studio.Snapshot{}
+	}
+	model := filepath.Join(dir, "model")
+	os.MkdirAll(model, 0o755)
+	s.SetModel(model)
+	wait("model", func(sn studio.Snapshot) bool { return sn.Model.Ready && sn.LibraryLoaded })
+	s.SetSettings(studio.DemoSettings())
+	s.SetPrompt("A red fox walks through fresh snow.")
+	s.Generate()
+	s.Generate()
+	done := func(sn studio.Snapshot) (ids []string) {
+		for _, j := range sn.Jobs {
+			if j.TakeID != "" {
+				ids = append(ids, j.TakeID)
+			}
+		}
+		return ids
+	}
+	sn := wait("two takes", func(sn studio.Snapshot) bool { return len(done(sn)) == 2 && sn.Running == nil && sn.Queued == 0 })
+	find := func(sn studio.Snapshot, id string) (studio.Take, bool) {
+		for _, t := range sn.Takes {
+			if t.ID == id {
+				return t, true
+			}
+		}
+		return studio.Take{}, false
+	}
+	ids := done(sn)
+	gone, ok1 := find(sn, ids[0])
+	kept, ok2 := find(sn, ids[1])
+	if !ok1 || !ok2 {
+		t.Fatalf("the takes are not in the list: %v", ids)
+	}
+
+	if err := os.Rename(gone.Dir, filepath.Join(dir, "moved-away")); err != nil {
+		t.Fatal(err)
+	}
+	wait("the moved take leaves the list", func(sn studio.Snapshot) bool {
+		_, has := find(sn, gone.ID)
+		_, hasKept := find(sn, kept.ID)
+		return !has && hasKept
+	})
+	s.RefreshLibrary()
+	time.Sleep(100 * time.Millisecond)
+	if _, has := find(s.Snapshot(), gone.ID); has {
+		t.Error("a reload brought the moved take back")
+	}
+
+	// Acting on a take whose folder went before the list caught up.
+	if err := os.RemoveAll(kept.Dir); err != nil {
+		t.Fatal(err)
+	}
+	s.ExportMP4(kept.ID, filepath.Join(dir, "out.mp4"))
+	sn = wait("a true message", func(sn studio.Snapshot) bool {
+		for _, n := range sn.Notices {
+			if strings.Contains(n.Text, "no longer in the library") {
+				return true
+			}
+		}
+		return false
+	})
+	for _, n := range sn.Notices {
+		if strings.Contains(n.Text, "MP4 writer") || strings.Contains(n.Text, "last frame") {
+			t.Errorf("untrue notice: %s", n.Text)
+		}
+	}
+	wait("the removed take leaves the list", func(sn studio.Snapshot) bool { _, has := find(sn, kept.ID); return !has })
+}
