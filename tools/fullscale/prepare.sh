@@ -17,7 +17,7 @@ mkdir -p "$dest"
 rm -rf "$dest/lib"; mkdir -p "$dest/lib"
 ldd "$dest/h3studio" | awk '$3 ~ /^\// {print $3}' | grep -vE '/(libc|libm|libpthread|libdl|ld-linux[^/]*)\.so' | xargs -r -I{} cp -L {} "$dest/lib/"
 rm -rf "$dest/oracle"; mkdir -p "$dest/oracle"
-cp -r "$oracle/shim" "$oracle/h3_bootstrap.py" "$oracle/h3_st.py" "$oracle/make_fixtures.py" "$dest/oracle/"
+cp -r "$oracle/shim" "$oracle/h3_bootstrap.py" "$oracle/h3_st.py" "$oracle/make_fixtures.py" "$oracle/make_text_fixtures.py" "$dest/oracle/"
 files=$(python3 - "$oracle/h3_bootstrap.py" <<'PY'
 import re, sys
 src = open(sys.argv[1]).read()

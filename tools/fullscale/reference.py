@@ -5,9 +5,10 @@ bootstrap: ../shared/oracle, copied beside this file by prepare.sh) on the snaps
 from the original layout in memory by the official converter's per-key functions, and writes fixtures in the
 `h3studio fixture` format (../shared/oracle/FIXTURES.md): the DiT families (dit_t2va, dit_fl2va, dit_ref2va;
 float32 and the released mixed precision) at the released geometries, the video VAE decode of one 512² window
-and encode of one picture, and the audio VAE decode and encode of 0.92 s.
+and encode of one picture, the audio VAE decode and encode of 0.92 s, and the Qwen3-VL text encoder with its vision
+tower on one picture (text_fl2va, through the text-side oracle make_text_fixtures.py and transformers).
 
-    python3 reference.py --snapshot SNAP --out FIXDIR [--device cuda] [--families dit,vae,audio] [--canvas 512x512x22]
+    python3 reference.py --snapshot SNAP --out FIXDIR [--device cuda] [--families dit,vae,audio,text] [--canvas 512x512x22]
 
 GPU results are exact float32: TF32 is off for matmuls and convolutions.
 """
@@ -263,6 +264,88 @@ def audio_fixture(args, manifest):
     return {"audio_vae_s": round(time.time() - t0, 1)}
 
 
+def text_fixture(args, manifest):
+    """text_fl2va at the released width: the snapshot's Qwen3-VL (every decoder layer it holds; the tap is
+    hidden_states[layers - 1], so one layer follows it as in the release) with one picture of --text-image pixels
+    through the full 27-block vision tower, recorded by the text-side oracle's hooks (make_text_fixtures.py) from
+    transformers' Qwen3VLForConditionalGeneration. float32 tensors come from the float64 run of the same model when
+    --f64 is given (the float32 GPU run's own departure is recorded); bf16 from the model loaded in BF16."""
+    import transformers
+    import make_text_fixtures as mt
+
+    te = os.path.join(args.snapshot, "FL2VA", "text_encoder")
+    cfg = json.load(open(os.path.join(te, "config.json")))
+    layers = cfg["text_config"]["num_hidden_layers"]
+    if layers < len(cfg["vision_config"]["deepstack_visual_indexes"]) + 2:
+        raise SystemExit(f"reference: {te} holds {layers} decoder layers; the deepstack taps need at least 5")
+    # The oracle's module-level configuration, set to the released one (its ids are the released vocabulary's).
+    mt.TINY_TEXT, mt.TINY_VISION = cfg["text_config"], cfg["vision_config"]
+    mt.IDS, mt.TINY_PLAIN_VOCAB, mt.TAP = dict(mt.REAL_IDS), mt.REAL_FIRST_ADDED_ID, layers - 1
+    h, w = (int(x) for x in args.text_image.split("x"))
+    vm = cfg["vision_config"]["patch_size"] * cfg["vision_config"]["spatial_merge_size"]
+    pres = mt.Presentation()
+    pres.text(args.seed, "<Picture 1>: ", mt.LABEL_LENGTHS["<Picture 1>: "])
+    pres.vision("image_pad", (h // vm) * (w // vm))
+    pres.text(args.seed, "fl2va prompt", 24)
+    case = {"pres": pres, "image": True, "video": False}
+    image = mt.make_frames(args.seed, "fullscale_picture", 1, h, w)[0]
+    proc_note = "transformers image processor"
+    try:
+        procs, _ = mt.load_processors(transformers, te, print)
+        from PIL import Image
+        got = procs["image"](images=[Image.fromarray(image)], return_tensors="pt")
+        inputs = {"pixel_values": got["pixel_values"].float(), "image_grid_thw": got["image_grid_thw"].long()}
+    except Exception as exc:  # noqa: BLE001  (no PIL/torchvision: a 32-aligned canvas resizes to itself)
+        proc_note = f"own_patchify (identity resize; the processor failed: {exc!r})"
+        pv, grid = mt.own_patchify(image[None], cfg["vision_config"]["patch_size"], cfg["vision_config"]["spatial_merge_size"],
+                                   cfg["vision_config"]["temporal_patch_size"])
+        inputs = {"pixel_values": pv, "image_grid_thw": torch.tensor([grid])}
+    print(f"  text: {layers} layers, tap hidden_states[{mt.TAP}], picture {w}x{h}, {len(pres.ids)} tokens; {proc_note}", flush=True)
+    dev = torch.device(args.device)
+    timings = {}
+    t0 = time.time()
+    model16, _ = mt.load_hf_model(transformers, te, torch.bfloat16, dev)
+    timings["text_load_bf16_s"] = round(time.time() - t0, 1)
+    t0 = time.time()
+    caps16, _ = mt.hf_forward(model16, case, inputs, dev, print)
+    timings["text_bf16_s"] = round(time.time() - t0, 2)
+    del model16
+    torch.cuda.empty_cache() if args.device.startswith("cuda") else None
+    t0 = time.time()
+    model32, _ = mt.load_hf_model(transformers, te, torch.float32, dev)
+    timings["text_load_f32_s"] = round(time.time() - t0, 1)
+    t0 = time.time()
+    caps32, _ = mt.hf_forward(model32, case, inputs, dev, print)
+    timings["text_f32_s"] = round(time.time() - t0, 2)
+    rel = None
+    if args.f64:
+        model32.double()
+        caps64, _ = mt.hf_forward(model32, case, inputs, dev, print)
+        r32, r64 = caps32["hidden_tap"][0].double(), caps64["hidden_tap"][0].double()
+        rel = float((r32 - r64).norm() / r64.norm())
+        caps32 = caps64
+    del model32
+    torch.cuda.empty_cache() if args.device.startswith("cuda") else None
+    fx = mt.Fixture("text_fl2va", f"Qwen3-VL at the released width, {layers} decoder layers: one {w}x{h} picture block + prompt.")
+    fx.add("in.input_ids", torch.tensor(pres.ids, dtype=torch.int64), "token ids: label, one picture block, prompt (random plain ids)")
+    fx.add("in.mm_token_type_ids", torch.tensor(pres.mm_token_type_ids(), dtype=torch.int64), "Qwen mm_token_type_ids")
+    pos = mt._c(caps32, "lm.rope.position_ids")
+    fx.add("in.position_ids", None if pos is None else pos[-3:, 0].long(), "(3, L) M-RoPE positions the model used")
+    if proc_note.startswith("transformers"):
+        fx.add("in.image", torch.from_numpy(image), f"raw RGB8 picture ({h}, {w}, 3) handed to the image processor")
+    fx.add("in.pixel_values", inputs["pixel_values"], "image processor output (patches, 1536)")
+    fx.add("in.image_grid_thw", inputs["image_grid_thw"], "(1, 3) patch grid")
+    fx.add("h3.text_token_tags", torch.tensor(pres.tags, dtype=torch.int64), "DiT modality tags (1 text, 0 vision block)")
+    mt.add_case_tensors(fx, "", caps32, case, torch.float32, full=True)
+    mt.add_case_tensors(fx, "bf16.", caps16, case, torch.bfloat16, full=True)
+    fx.attrs.update(case="fl2va", segments=pres.segments, seq_len=len(pres.ids), rows=len(pres.ids), canvas=args.text_image,
+                    tap={"hidden_states_index": mt.TAP, "after_decoder_layer_index": mt.TAP - 1, "num_hidden_layers": layers},
+                    processor=proc_note, float32_gpu_rel_l2_vs_float64={"out.hidden_tap": rel})
+    print(f"  text: official float32 on the GPU vs float64 (hidden tap): {rel}; {timings}", flush=True)
+    write(fx, args.out, manifest, "_released")
+    return timings
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--snapshot", required=True)
@@ -276,6 +359,7 @@ def main():
     p.add_argument("--f64", action="store_true", help="video VAE: the float64 run of the official code is the reference")
     p.add_argument("--vae-size", type=int, default=512, help="square canvas of the video VAE decode and encode")
     p.add_argument("--text-rows", type=int, default=128)
+    p.add_argument("--text-image", default="512x512", help="WxH of the text encoder's picture (32-aligned)")
     args = p.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
@@ -292,6 +376,8 @@ def main():
             timings.update(vae_fixture(args, manifest))
         if "audio" in fams:
             timings.update(audio_fixture(args, manifest))
+        if "text" in fams:
+            timings.update(text_fixture(args, manifest))
     manifest["timings"] = timings
     path = os.path.join(args.out, "manifest.json")
     old = json.load(open(path)) if os.path.isfile(path) else {"files": {}, "timings": {}}

@@ -6,25 +6,25 @@
 #   4. compare.py prints the worst rel-L2 per fixture and precision against its bound.
 # Then, with MEMORY=1, h3studio generate at 512x512x22 resident and streaming, peak RSS against h3studio plan.
 # Results land in $OUT (or ./out): results.json, results.txt, memory.txt.
-# Parameters: SEED (11), BLOCKS (6), COMPONENTS (dit,video-vae,audio-vae), FAMILIES (dit,vae,audio),
+# Parameters: SEED (11), BLOCKS (6), TEXT_LAYERS (12), COMPONENTS (dit,video-vae,audio-vae), FAMILIES (dit,vae,audio,text),
 # TASKS (t2va,fl2va,ref2va), CANVAS (512x512x22), TEXT_ROWS (128), REF_ARGS (more reference.py flags),
 # WORK ($TMPDIR/h3-fullscale, /tmp when unset), MEMORY (0).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 out=${OUT:-$here/out}; mkdir -p "$out"
 work=${WORK:-${TMPDIR:-/tmp}/h3-fullscale}; snap=$work/snapshot; ref=$work/ref; ours=$work/ours
-SEED=${SEED:-11}; BLOCKS=${BLOCKS:-6}; COMPONENTS=${COMPONENTS:-dit,video-vae,audio-vae}
+SEED=${SEED:-11}; BLOCKS=${BLOCKS:-6}; COMPONENTS=${COMPONENTS:-dit,video-vae,audio-vae}; TEXT_LAYERS=${TEXT_LAYERS:-12}
 FAMILIES=${FAMILIES:-dit,vae,audio}; TASKS=${TASKS:-t2va,fl2va,ref2va}; CANVAS=${CANVAS:-512x512x22}; TEXT_ROWS=${TEXT_ROWS:-128}; REF_ARGS=${REF_ARGS:-}
 export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0
 h3=$here/h3studio
 export LD_LIBRARY_PATH=$here/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 log() { echo "[$(date +%T)] $*" | tee -a "$out/results.txt"; }
 lscpu | grep -E '^(Model name|CPU\(s\))' | tee -a "$out/results.txt"
-if [ ! -f "$snap/.done-$SEED-$BLOCKS-$COMPONENTS" ]; then
+if [ ! -f "$snap/.done-$SEED-$BLOCKS-$TEXT_LAYERS-$COMPONENTS" ]; then
   rm -rf "$snap"; log "writing the snapshot (seed $SEED, $BLOCKS blocks, $COMPONENTS)"
   /usr/bin/time -f "testmodel: %e s, %M KB peak RSS" "$h3" testmodel --size released --components "$COMPONENTS" \
-    --blocks "$BLOCKS" --seed "$SEED" -o "$snap" 2>&1 | tail -n 2 | tee -a "$out/results.txt" || exit 1
-  touch "$snap/.done-$SEED-$BLOCKS-$COMPONENTS"
+    --blocks "$BLOCKS" --text-layers "$TEXT_LAYERS" --seed "$SEED" -o "$snap" 2>&1 | tail -n 2 | tee -a "$out/results.txt" || exit 1
+  touch "$snap/.done-$SEED-$BLOCKS-$TEXT_LAYERS-$COMPONENTS"
 fi
 du -sh "$snap" | tee -a "$out/results.txt"
 mkdir -p "$ref" "$ours"
