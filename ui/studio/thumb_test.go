@@ -50,20 +50,8 @@ func TestHugeThumbnailIsNotDecoded(t *testing.T) {
 	e.tiny()
 	e.s.Generate()
 	sn := e.settle(func(sn studio.Snapshot) bool { return len(sn.Takes) == 1 && sn.Takes[0].Thumb != nil })
-	dir := sn.Takes[0].Dir
-	if err := os.WriteFile(filepath.Join(dir, studio.ThumbFile), hugePNG(20000, 20000), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	start := time.Now()
-	lib, err := studio.OpenLibrary(e.lib, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	takes, err := lib.List()
-	if err != nil || len(takes) != 1 {
-		t.Fatalf("list: %d takes, %v", len(takes), err)
-	}
-	if takes[0].Thumb != nil {
+	if listWithThumb(t, e, sn.Takes[0].Dir, hugePNG(20000, 20000)) != nil {
 		t.Error("the huge thumbnail was decoded")
 	}
 	if d := time.Since(start); d > 5*time.Second {
@@ -95,18 +83,7 @@ func TestLargeThumbnailIsDownscaled(t *testing.T) {
 	if err := png.Encode(&b, big); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, studio.ThumbFile), b.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	lib, err := studio.OpenLibrary(e.lib, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	takes, err := lib.List()
-	if err != nil || len(takes) != 1 {
-		t.Fatalf("list: %d takes, %v", len(takes), err)
-	}
-	th := takes[0].Thumb
+	th := listWithThumb(t, e, dir, b.Bytes())
 	if th == nil {
 		t.Fatal("a 3000×1800 thumbnail was refused instead of downscaled")
 	}
@@ -119,10 +96,25 @@ func TestLargeThumbnailIsDownscaled(t *testing.T) {
 		t.Errorf("downscaled content lost: left %d/%d, right %d/%d (red/blue)", r>>8, bl>>8, r2>>8, bl2>>8)
 	}
 	// Past the hard cap (4097×4097 claims more than 4096² pixels): refused.
-	if err := os.WriteFile(filepath.Join(dir, studio.ThumbFile), hugePNG(4097, 4097), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if takes, _ = lib.List(); len(takes) != 1 || takes[0].Thumb != nil {
+	if listWithThumb(t, e, dir, hugePNG(4097, 4097)) != nil {
 		t.Error("a thumbnail past the pixel cap was decoded")
 	}
+}
+
+// listWithThumb replaces the take's thumb.png in dir with data, lists the
+// library afresh (one take expected) and returns that take's thumbnail.
+func listWithThumb(t *testing.T, e *env, dir string, data []byte) image.Image {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, studio.ThumbFile), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lib, err := studio.OpenLibrary(e.lib, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	takes, err := lib.List()
+	if err != nil || len(takes) != 1 {
+		t.Fatalf("list: %d takes, %v", len(takes), err)
+	}
+	return takes[0].Thumb
 }
