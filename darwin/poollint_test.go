@@ -217,7 +217,7 @@ func owning(c *ast.CallExpr, imports map[string]bool) bool {
 		if id, ok := f.X.(*ast.Ident); ok && imports[id.Name] {
 			return false // a package's function (darwinkit's New… constructors autorelease)
 		}
-		return strings.HasPrefix(f.Sel.Name, "New") && !strings.HasPrefix(f.Sel.Name, "NewGEMM")
+		return strings.HasPrefix(f.Sel.Name, "New")
 	}
 	return false
 }

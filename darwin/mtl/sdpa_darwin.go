@@ -2,125 +2,31 @@
 
 package mtl
 
-import (
-	"fmt"
-	"sync"
-
-	"github.com/progrium/darwinkit/objc"
-
-	"h3studio/darwin/objcpool"
-)
+import "github.com/progrium/darwinkit/objc"
 
 // SDPASpec is one head of softmax(q·kᵀ·Scale)·v: q [Sq, D], k and v [Sk, D],
-// dst [Sq, D], one element type throughout, no mask.
+// dst [Sq, D], one element type throughout, no mask. Its graph (macOS 15) is
+// ErrUnsupported where MPSGraph has no scaled-dot-product attention.
 type SDPASpec struct {
 	Sq, Sk, D int
 	Type      ElemType
 	Scale     float32
 }
 
-// SDPA is an MPSGraph scaled-dot-product attention (macOS 15), built once
-// per spec and encoded many times.
-type SDPA struct {
-	mu           sync.Mutex
-	spec         SDPASpec
-	graph        objc.Object
-	q, k, v, out objc.Object
+// layout views q, k, v and dst as one batch of one head.
+func (s SDPASpec) layout() (ElemType, [][]int) {
+	q, kv := []int{1, 1, s.Sq, s.D}, []int{1, 1, s.Sk, s.D}
+	return s.Type, [][]int{q, kv, kv, q}
 }
 
-// NewSDPA builds the attention graph of s, or returns ErrUnsupported where
-// MPSGraph has no scaled-dot-product attention (before macOS 15).
-func (d *Device) NewSDPA(s SDPASpec) (*SDPA, error) {
-	if s.Sq <= 0 || s.Sk <= 0 || s.D <= 0 {
-		return nil, fmt.Errorf("mtl: SDPA %+v: empty", s)
+// tensors adds q, k, v and the attention. Called inside a pool.
+func (s SDPASpec) tensors(graph objc.Object) ([]objc.Object, error) {
+	if !graph.RespondsToSelector(objc.Sel("scaledDotProductAttentionWithQueryTensor:keyTensor:valueTensor:scale:name:")) {
+		return nil, ErrUnsupported
 	}
-	a := &SDPA{spec: s}
-	var err error
-	objcpool.With(func() {
-		cls := objc.GetClass("MPSGraph")
-		if cls.Ptr() == nil {
-			err = ErrUnsupported
-			return
-		}
-		a.graph = objc.Call[objc.Object](cls, objc.Sel("new"))
-		if !a.graph.RespondsToSelector(objc.Sel("scaledDotProductAttentionWithQueryTensor:keyTensor:valueTensor:scale:name:")) {
-			a.graph.Release()
-			a.graph = objc.Object{}
-			err = ErrUnsupported
-			return
-		}
-		dt := s.Type.mps()
-		a.q = objc.Call[objc.Object](a.graph, objc.Sel("placeholderWithShape:dataType:name:"), nsShape(1, 1, s.Sq, s.D), dt, "q")
-		a.k = objc.Call[objc.Object](a.graph, objc.Sel("placeholderWithShape:dataType:name:"), nsShape(1, 1, s.Sk, s.D), dt, "k")
-		a.v = objc.Call[objc.Object](a.graph, objc.Sel("placeholderWithShape:dataType:name:"), nsShape(1, 1, s.Sk, s.D), dt, "v")
-		a.out = objc.Call[objc.Object](a.graph, objc.Sel("scaledDotProductAttentionWithQueryTensor:keyTensor:valueTensor:scale:name:"), a.q, a.k, a.v, s.Scale, "attention")
-		for _, t := range []objc.Object{a.q, a.k, a.v, a.out} {
-			if !t.IsNil() {
-				t.Retain()
-			}
-		}
-		if a.out.IsNil() {
-			err = fmt.Errorf("mtl: MPSGraph refused SDPA %+v", s)
-		}
-	})
-	return a, err
-}
-
-// Encode records one head's attention into cb after the work already in it
-// (as GEMM.Encode: MPS may commit and continue). ok is false, with nothing
-// encoded, when this macOS cannot view one of the regions.
-func (a *SDPA) Encode(cb *CommandBuffer, q, k, v, dst View) (release func(), ok bool) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	var keep []objc.Object
-	ok = true
-	objcpool.With(func() {
-		s := a.spec
-		data := func(w View, rows int) objc.Object {
-			t, fine := tensorData(w, s.Type, 1, 1, rows, s.D)
-			if fine {
-				keep = append(keep, t)
-			}
-			ok = ok && fine
-			return t
-		}
-		tq, tk, tv, to := data(q, s.Sq), data(k, s.Sk), data(v, s.Sk), data(dst, s.Sq)
-		if !ok {
-			for _, o := range keep {
-				o.Release()
-			}
-			return
-		}
-		cb.EndEncoding()
-		feeds := map[objc.Object]objc.Object{a.q: tq, a.k: tk, a.v: tv}
-		results := map[objc.Object]objc.Object{a.out: to}
-		mcb := objc.Call[objc.Object](objc.GetClass("MPSCommandBuffer"), objc.Sel("commandBufferWithCommandBuffer:"), cb.obj)
-		objc.Call[objc.Void](a.graph, objc.Sel("encodeToCommandBuffer:feeds:targetOperations:resultsDictionary:executionDescriptor:"),
-			mcb, feeds, nil, results, nil)
-		cb.adopt(objc.Call[objc.Object](mcb, objc.Sel("rootCommandBuffer")))
-	})
-	if !ok {
-		return nil, false
-	}
-	return func() {
-		objcpool.With(func() {
-			for _, o := range keep {
-				o.Release()
-			}
-		})
-	}, true
-}
-
-// Release frees the graph.
-func (a *SDPA) Release() {
-	objcpool.With(func() {
-		for _, t := range []objc.Object{a.q, a.k, a.v, a.out} {
-			if !t.IsNil() {
-				t.Release()
-			}
-		}
-		if !a.graph.IsNil() {
-			a.graph.Release()
-		}
-	})
+	q := placeholder(graph, s.Type, "q", 1, 1, s.Sq, s.D)
+	k := placeholder(graph, s.Type, "k", 1, 1, s.Sk, s.D)
+	v := placeholder(graph, s.Type, "v", 1, 1, s.Sk, s.D)
+	out := objc.Call[objc.Object](graph, objc.Sel("scaledDotProductAttentionWithQueryTensor:keyTensor:valueTensor:scale:name:"), q, k, v, s.Scale, "attention")
+	return []objc.Object{q, k, v, out}, nil
 }

@@ -86,8 +86,8 @@ type gpu struct {
 	work     float64  // estimated work in cb (Dispatch.Work)
 	releases []func() // to run when cb completes
 	pending  []submitted
-	gemms    map[mtl.GEMMSpec]*mtl.GEMM
-	sdpas    map[mtl.SDPASpec]*mtl.SDPA
+	gemms    map[mtl.GEMMSpec]*mtl.Graph[mtl.GEMMSpec]
+	sdpas    map[mtl.SDPASpec]*mtl.Graph[mtl.SDPASpec]
 	noSDPA   bool // MPSGraph has no scaled-dot-product attention (before macOS 15)
 
 	errMu   sync.Mutex
@@ -114,7 +114,7 @@ func newGPU(dev *mtl.Device, minWorkingSet int64) (*gpu, error) {
 		lib.Release()
 		return nil, err
 	}
-	g := &gpu{dev: dev, lib: lib, queue: q, info: info, gemms: map[mtl.GEMMSpec]*mtl.GEMM{}, sdpas: map[mtl.SDPASpec]*mtl.SDPA{}}
+	g := &gpu{dev: dev, lib: lib, queue: q, info: info, gemms: map[mtl.GEMMSpec]*mtl.Graph[mtl.GEMMSpec]{}, sdpas: map[mtl.SDPASpec]*mtl.Graph[mtl.SDPASpec]{}}
 	g.host = HostRegions{PageSize: int64(os.Getpagesize()), MaxBuffer: dev.MaxBufferLength(), Wrap: g.wrapWindow}
 	return g, nil
 }
@@ -200,46 +200,29 @@ func (g *gpu) Encode(d *Dispatch) error {
 	return nil
 }
 
+// graphTypes maps the float types to MPSGraph's element types.
+var graphTypes = map[compute.DType]mtl.ElemType{compute.F32: mtl.Float32, compute.F16: mtl.Float16, compute.BF16: mtl.BFloat16}
+
 // EncodeGEMM sends a product of one float type to MPSGraph.
 func (g *gpu) EncodeGEMM(m *GEMM) (bool, error) {
-	t, ok := map[compute.DType]mtl.ElemType{compute.F32: mtl.Float32, compute.F16: mtl.Float16, compute.BF16: mtl.BFloat16}[m.DType]
+	t, ok := graphTypes[m.DType]
 	if !ok || m.XType != m.DType || m.WType != m.DType || (m.Bias.Buf != nil && m.BiasType != m.DType) {
 		return false, nil
 	}
 	spec := mtl.GEMMSpec{M: m.M, N: m.N, K: m.K, Type: t, Bias: m.Bias.Buf != nil}
+	args := []Arg{m.X, m.W, m.Dst}
+	if spec.Bias {
+		args = []Arg{m.X, m.W, m.Bias, m.Dst}
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	gm, ok := g.gemms[spec]
-	if !ok {
-		var err error
-		if gm, err = g.dev.NewGEMM(spec); err != nil {
-			return false, err
-		}
-		g.gemms[spec] = gm
-	}
-	view := func(a Arg) mtl.View {
-		if a.Buf == nil {
-			return mtl.View{}
-		}
-		return mtl.View{Buf: a.Buf.(*gpuBuffer).b, Offset: a.Offset}
-	}
-	rel, ok := gm.Encode(g.current(), view(m.X), view(m.W), view(m.Bias), view(m.Dst))
-	if !ok {
-		return false, nil
-	}
-	g.releases = append(g.releases, rel)
-	g.n++
-	g.work += 2 * float64(m.M) * float64(m.N) * float64(m.K)
-	if g.n >= batchDispatches || g.work >= DispatchBudget {
-		g.commit()
-	}
-	return true, nil
+	return encodeGraph(g, g.gemms, spec, 2*float64(m.M)*float64(m.N)*float64(m.K), args...)
 }
 
 // EncodeAttention sends one head to MPSGraph's scaled-dot-product attention
 // (macOS 15); ok is false before macOS 15 and for non-float types.
 func (g *gpu) EncodeAttention(a *AttentionHead) (bool, error) {
-	t, ok := map[compute.DType]mtl.ElemType{compute.F32: mtl.Float32, compute.F16: mtl.Float16, compute.BF16: mtl.BFloat16}[a.DType]
+	t, ok := graphTypes[a.DType]
 	if !ok {
 		return false, nil
 	}
@@ -249,26 +232,40 @@ func (g *gpu) EncodeAttention(a *AttentionHead) (bool, error) {
 	if g.noSDPA {
 		return false, nil
 	}
-	sd, ok := g.sdpas[spec]
+	ok, err := encodeGraph(g, g.sdpas, spec, 4*float64(a.Sq)*float64(a.Sk)*float64(a.D), a.Q, a.K, a.V, a.Dst)
+	if errors.Is(err, mtl.ErrUnsupported) {
+		g.noSDPA = true
+		return false, nil
+	}
+	return ok, err
+}
+
+// encodeGraph records the MPSGraph operation spec over args (its inputs,
+// then its output) into the open command buffer, building the graph on
+// first use and keeping it in graphs; work is its estimated work
+// (Dispatch.Work). ok is false, with nothing encoded, when this macOS cannot
+// view one of the regions. g.mu held.
+func encodeGraph[S mtl.GraphSpec](g *gpu, graphs map[S]*mtl.Graph[S], spec S, work float64, args ...Arg) (bool, error) {
+	gr, ok := graphs[spec]
 	if !ok {
 		var err error
-		if sd, err = g.dev.NewSDPA(spec); errors.Is(err, mtl.ErrUnsupported) {
-			g.noSDPA = true
-			return false, nil
-		} else if err != nil {
-			sd.Release()
+		if gr, err = mtl.NewGraph(spec); err != nil {
+			gr.Release()
 			return false, err
 		}
-		g.sdpas[spec] = sd
+		graphs[spec] = gr
 	}
-	view := func(x Arg) mtl.View { return mtl.View{Buf: x.Buf.(*gpuBuffer).b, Offset: x.Offset} }
-	rel, ok := sd.Encode(g.current(), view(a.Q), view(a.K), view(a.V), view(a.Dst))
+	views := make([]mtl.View, len(args))
+	for i, a := range args {
+		views[i] = mtl.View{Buf: a.Buf.(*gpuBuffer).b, Offset: a.Offset}
+	}
+	rel, ok := gr.Encode(g.current(), views...)
 	if !ok {
 		return false, nil
 	}
 	g.releases = append(g.releases, rel)
 	g.n++
-	g.work += 4 * float64(a.Sq) * float64(a.Sk) * float64(a.D)
+	g.work += work
 	if g.n >= batchDispatches || g.work >= DispatchBudget {
 		g.commit()
 	}
