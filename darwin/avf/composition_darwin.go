@@ -272,22 +272,7 @@ func readCompositionFrames(ctx context.Context, comp avfoundation.MutableComposi
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		var frame *image.RGBA
-		objcpool.With(func() {
-			sb := out.CopyNextSampleBuffer()
-			if sb == 0 {
-				return
-			}
-			defer release(sb)
-			fw, fh, ok := imageSize(sb)
-			if !ok {
-				return
-			}
-			img := image.NewRGBA(image.Rect(0, 0, fw, fh))
-			if copyRGBA(sb, img.Pix, fw, fh) {
-				frame = img
-			}
-		})
+		frame := nextFrame(out)
 		if frame == nil {
 			if last == nil {
 				return fmt.Errorf("the video composition gave no frames: %v", nsError(r.Error()))
@@ -332,24 +317,7 @@ func readCompositionSound(ctx context.Context, comp avfoundation.MutableComposit
 	}
 	defer r.CancelReading()
 	var a media.Audio
-	for ctx.Err() == nil {
-		done := false
-		objcpool.With(func() {
-			sb := out.CopyNextSampleBuffer()
-			if sb == 0 {
-				done = true
-				return
-			}
-			defer release(sb)
-			if a.Rate == 0 {
-				a.Rate, a.Channels, _ = audioFormat(C_sampleFormat(sb))
-			}
-			a.Samples, _ = copyPCM(sb, a.Samples, 1<<20)
-		})
-		if done {
-			break
-		}
-	}
+	readPCM(ctx, out, &a, 0) // a buffer that cannot be copied is left out of the mix
 	if err := ctx.Err(); err != nil {
 		return media.Audio{}, err
 	}

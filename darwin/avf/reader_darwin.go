@@ -152,52 +152,45 @@ func (s *source) reader(video bool) (avfoundation.AssetReader, avfoundation.Asse
 	return r, out, nil
 }
 
-func (s *source) Frames(ctx context.Context, max int, each func(int, *image.RGBA) error) error {
-	if s.info.Kind != media.KindVideo {
-		return &media.Error{Path: s.path, Problem: "has no video track"}
-	}
-	var err error
-	n := 0
+// read runs fn over a started reader of the video (or sound) track inside a
+// pool, and cancels the reader and releases its output afterwards.
+func (s *source) read(video bool, fn func(avfoundation.AssetReader, avfoundation.AssetReaderTrackOutput) error) (err error) {
 	objcpool.With(func() {
-		r, out, e := s.reader(true)
+		r, out, e := s.reader(video)
 		if e != nil {
 			err = e
 			return
 		}
 		defer out.Release()
 		defer r.CancelReading()
+		err = fn(r, out)
+	})
+	return err
+}
+
+func (s *source) Frames(ctx context.Context, max int, each func(int, *image.RGBA) error) error {
+	if s.info.Kind != media.KindVideo {
+		return &media.Error{Path: s.path, Problem: "has no video track"}
+	}
+	n := 0
+	err := s.read(true, func(r avfoundation.AssetReader, out avfoundation.AssetReaderTrackOutput) error {
 		for max <= 0 || n < max {
-			if ctx.Err() != nil {
-				err = ctx.Err()
-				return
+			if err := ctx.Err(); err != nil {
+				return err
 			}
-			var frame *image.RGBA
-			objcpool.With(func() {
-				sb := out.CopyNextSampleBuffer()
-				if sb == 0 {
-					return
-				}
-				defer release(sb)
-				w, h, ok := imageSize(sb)
-				if !ok || w <= 0 || h <= 0 {
-					return
-				}
-				img := image.NewRGBA(image.Rect(0, 0, w, h))
-				if copyRGBA(sb, img.Pix, w, h) {
-					frame = media.Orient(img, s.orientation)
-				}
-			})
+			frame := nextFrame(out)
 			if frame == nil {
 				break
 			}
-			if err = each(n, frame); err != nil {
-				return
+			if err := each(n, media.Orient(frame, s.orientation)); err != nil {
+				return err
 			}
 			n++
 		}
 		if r.Status() == avfoundation.AssetReaderStatusFailed {
-			err = &media.Error{Path: s.path, Problem: "cannot decode the video", Err: nsError(r.Error())}
+			return &media.Error{Path: s.path, Problem: "cannot decode the video", Err: nsError(r.Error())}
 		}
+		return nil
 	})
 	if err == nil && n == 0 {
 		err = &media.Error{Path: s.path, Problem: "the video has no decodable frames"}
@@ -205,49 +198,43 @@ func (s *source) Frames(ctx context.Context, max int, each func(int, *image.RGBA
 	return err
 }
 
+// nextFrame is out's next sample buffer as an RGBA image; nil where out has
+// run dry or the buffer holds no readable image.
+func nextFrame(out avfoundation.IAssetReaderOutput) (frame *image.RGBA) {
+	objcpool.With(func() {
+		sb := out.CopyNextSampleBuffer()
+		if sb == 0 {
+			return
+		}
+		defer release(sb)
+		w, h, ok := imageSize(sb)
+		if !ok || w <= 0 || h <= 0 {
+			return
+		}
+		img := image.NewRGBA(image.Rect(0, 0, w, h))
+		if copyRGBA(sb, img.Pix, w, h) {
+			frame = img
+		}
+	})
+	return frame
+}
+
 func (s *source) Audio(ctx context.Context) (media.Audio, error) {
 	if !s.info.HasAudio {
 		return media.Audio{}, &media.Error{Path: s.path, Problem: "has no sound track", Err: media.ErrNoAudio}
 	}
-	var (
-		a   media.Audio
-		err error
-	)
-	objcpool.With(func() {
-		r, out, e := s.reader(false)
-		if e != nil {
-			err = e
-			return
+	var a media.Audio
+	err := s.read(false, func(r avfoundation.AssetReader, out avfoundation.AssetReaderTrackOutput) error {
+		complete := readPCM(ctx, out, &a, media.MaxAudioSeconds*768000*2)
+		switch {
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case !complete:
+			return &media.Error{Path: s.path, Problem: "cannot decode the sound"}
+		case r.Status() == avfoundation.AssetReaderStatusFailed:
+			return &media.Error{Path: s.path, Problem: "cannot decode the sound", Err: nsError(r.Error())}
 		}
-		defer out.Release()
-		defer r.CancelReading()
-		limit := media.MaxAudioSeconds * 768000 * 2
-		for ctx.Err() == nil {
-			done := false
-			objcpool.With(func() {
-				sb := out.CopyNextSampleBuffer()
-				if sb == 0 {
-					done = true
-					return
-				}
-				defer release(sb)
-				if a.Rate == 0 {
-					a.Rate, a.Channels, _ = audioFormat(C_sampleFormat(sb))
-				}
-				var ok bool
-				if a.Samples, ok = copyPCM(sb, a.Samples, 1<<20); !ok || len(a.Samples) > limit {
-					done, err = true, &media.Error{Path: s.path, Problem: "cannot decode the sound"}
-				}
-			})
-			if done {
-				break
-			}
-		}
-		if ctx.Err() != nil {
-			err = ctx.Err()
-		} else if err == nil && r.Status() == avfoundation.AssetReaderStatusFailed {
-			err = &media.Error{Path: s.path, Problem: "cannot decode the sound", Err: nsError(r.Error())}
-		}
+		return nil
 	})
 	if err != nil {
 		return media.Audio{}, err
@@ -257,6 +244,39 @@ func (s *source) Audio(ctx context.Context) (media.Audio, error) {
 	}
 	a.Samples = a.Samples[:len(a.Samples)/a.Channels*a.Channels]
 	return a, nil
+}
+
+// readPCM appends the sample buffers out yields to a as interleaved float32
+// PCM, the first buffer giving the rate and channels, until out runs dry, ctx
+// ends or a holds more than limit samples (limit <= 0: no limit). complete is
+// false where the limit was passed or a buffer could not be copied (it is
+// left out and reading goes on).
+func readPCM(ctx context.Context, out avfoundation.IAssetReaderOutput, a *media.Audio, limit int) (complete bool) {
+	complete = true
+	for ctx.Err() == nil {
+		done := false
+		objcpool.With(func() {
+			sb := out.CopyNextSampleBuffer()
+			if sb == 0 {
+				done = true
+				return
+			}
+			defer release(sb)
+			if a.Rate == 0 {
+				a.Rate, a.Channels, _ = audioFormat(C_sampleFormat(sb))
+			}
+			var ok bool
+			a.Samples, ok = copyPCM(sb, a.Samples, 1<<20)
+			complete = complete && ok
+			if limit > 0 && len(a.Samples) > limit {
+				complete, done = false, true
+			}
+		})
+		if done {
+			break
+		}
+	}
+	return complete
 }
 
 func (s *source) Close() error { return nil }
