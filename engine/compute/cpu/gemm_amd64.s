@@ -1,5 +1,25 @@
 #include "textflag.h"
 
+// ZERO2 clears the two accumulators of one C row.
+#define ZERO2(lo, hi) \
+	VXORPS lo, lo, lo; \
+	VXORPS hi, hi, hi
+
+// FMAROW broadcasts A[row][k] (row's pointer at r, k's byte offset in R13)
+// into t and adds its products with B[k][0:8] (Y12) and B[k][8:16] (Y13)
+// to the row's accumulators.
+#define FMAROW(r, t, lo, hi) \
+	VBROADCASTSS (r)(R13*1), t; \
+	VFMADD231PS  Y12, t, lo; \
+	VFMADD231PS  Y13, t, hi
+
+// STOREROW adds one row's accumulators to C[row][0:16] at DX.
+#define STOREROW(lo, hi) \
+	VADDPS  (DX), lo, lo; \
+	VMOVUPS lo, (DX); \
+	VADDPS  32(DX), hi, hi; \
+	VMOVUPS hi, 32(DX)
+
 // func gemmKernel6x16(a unsafe.Pointer, lda uintptr, b unsafe.Pointer, c unsafe.Pointer, ldc uintptr, kc uintptr)
 //
 // C[i][0:16] += Σ_k A[i][k] · B[k][0:16] for i < 6, k < kc, with
@@ -21,18 +41,12 @@ TEXT ·gemmKernel6x16(SB), NOSPLIT, $0-48
 	LEAQ (R11)(R8*1), R12
 	XORQ R13, R13
 
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
+	ZERO2(Y0, Y1)
+	ZERO2(Y2, Y3)
+	ZERO2(Y4, Y5)
+	ZERO2(Y6, Y7)
+	ZERO2(Y8, Y9)
+	ZERO2(Y10, Y11)
 
 	TESTQ CX, CX
 	JZ    store6
@@ -40,59 +54,29 @@ TEXT ·gemmKernel6x16(SB), NOSPLIT, $0-48
 loop6:
 	VMOVUPS      (DI), Y12
 	VMOVUPS      32(DI), Y13
-	VBROADCASTSS (SI)(R13*1), Y14
-	VFMADD231PS  Y12, Y14, Y0
-	VFMADD231PS  Y13, Y14, Y1
-	VBROADCASTSS (AX)(R13*1), Y15
-	VFMADD231PS  Y12, Y15, Y2
-	VFMADD231PS  Y13, Y15, Y3
-	VBROADCASTSS (BX)(R13*1), Y14
-	VFMADD231PS  Y12, Y14, Y4
-	VFMADD231PS  Y13, Y14, Y5
-	VBROADCASTSS (R10)(R13*1), Y15
-	VFMADD231PS  Y12, Y15, Y6
-	VFMADD231PS  Y13, Y15, Y7
-	VBROADCASTSS (R11)(R13*1), Y14
-	VFMADD231PS  Y12, Y14, Y8
-	VFMADD231PS  Y13, Y14, Y9
-	VBROADCASTSS (R12)(R13*1), Y15
-	VFMADD231PS  Y12, Y15, Y10
-	VFMADD231PS  Y13, Y15, Y11
+	FMAROW(SI, Y14, Y0, Y1)
+	FMAROW(AX, Y15, Y2, Y3)
+	FMAROW(BX, Y14, Y4, Y5)
+	FMAROW(R10, Y15, Y6, Y7)
+	FMAROW(R11, Y14, Y8, Y9)
+	FMAROW(R12, Y15, Y10, Y11)
 	ADDQ         $4, R13
 	ADDQ         $64, DI
 	DECQ         CX
 	JNZ          loop6
 
 store6:
-	VADDPS  (DX), Y0, Y0
-	VMOVUPS Y0, (DX)
-	VADDPS  32(DX), Y1, Y1
-	VMOVUPS Y1, 32(DX)
-	ADDQ    R9, DX
-	VADDPS  (DX), Y2, Y2
-	VMOVUPS Y2, (DX)
-	VADDPS  32(DX), Y3, Y3
-	VMOVUPS Y3, 32(DX)
-	ADDQ    R9, DX
-	VADDPS  (DX), Y4, Y4
-	VMOVUPS Y4, (DX)
-	VADDPS  32(DX), Y5, Y5
-	VMOVUPS Y5, 32(DX)
-	ADDQ    R9, DX
-	VADDPS  (DX), Y6, Y6
-	VMOVUPS Y6, (DX)
-	VADDPS  32(DX), Y7, Y7
-	VMOVUPS Y7, 32(DX)
-	ADDQ    R9, DX
-	VADDPS  (DX), Y8, Y8
-	VMOVUPS Y8, (DX)
-	VADDPS  32(DX), Y9, Y9
-	VMOVUPS Y9, 32(DX)
-	ADDQ    R9, DX
-	VADDPS  (DX), Y10, Y10
-	VMOVUPS Y10, (DX)
-	VADDPS  32(DX), Y11, Y11
-	VMOVUPS Y11, 32(DX)
+	STOREROW(Y0, Y1)
+	ADDQ R9, DX
+	STOREROW(Y2, Y3)
+	ADDQ R9, DX
+	STOREROW(Y4, Y5)
+	ADDQ R9, DX
+	STOREROW(Y6, Y7)
+	ADDQ R9, DX
+	STOREROW(Y8, Y9)
+	ADDQ R9, DX
+	STOREROW(Y10, Y11)
 	VZEROUPPER
 	RET
 
@@ -104,10 +88,9 @@ TEXT ·gemmKernel1x16(SB), NOSPLIT, $0-32
 	MOVQ b+8(FP), DI
 	MOVQ c+16(FP), DX
 	MOVQ kc+24(FP), CX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	TESTQ  CX, CX
-	JZ     store1
+	ZERO2(Y0, Y1)
+	TESTQ CX, CX
+	JZ    store1
 
 loop1:
 	VBROADCASTSS (SI), Y14
@@ -119,9 +102,6 @@ loop1:
 	JNZ          loop1
 
 store1:
-	VADDPS  (DX), Y0, Y0
-	VMOVUPS Y0, (DX)
-	VADDPS  32(DX), Y1, Y1
-	VMOVUPS Y1, 32(DX)
+	STOREROW(Y0, Y1)
 	VZEROUPPER
 	RET
