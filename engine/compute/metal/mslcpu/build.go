@@ -276,29 +276,40 @@ func (tc *Toolchain) translationUnit(cxxDir, srcDir, file string) (string, *Tran
 // given order, as the Metal backend hands them to the Metal compiler in one
 // library: it catches names defined twice across files.
 func (tc *Toolchain) CheckLibrary(source string) error {
-	_, cxxDir, err := tc.runtime()
-	if err != nil {
-		return err
-	}
-	tmp, err := os.MkdirTemp("", "mslcpu-lib")
-	if err != nil {
-		return err
-	}
+	tu, tmp, cxxDir, err := tc.libraryUnit(source)
 	defer os.RemoveAll(tmp)
-	if err := os.WriteFile(filepath.Join(tmp, "library.metal"), []byte(source), 0o644); err != nil {
-		return err
-	}
-	tu, _, err := tc.translationUnit(cxxDir, tmp, "library.metal")
 	if err != nil {
 		return err
 	}
-	cpp := filepath.Join(tmp, "library.cpp")
-	if err := os.WriteFile(cpp, []byte(tu), 0o644); err != nil {
+	return tc.checkSyntax(tu, tmp, "library.cpp", "library", append(append([]string{}, cxxFlags...), "-fsyntax-only", "-I", cxxDir)...)
+}
+
+// libraryUnit translates a whole library source (as the Metal backend hands
+// it to the Metal compiler) into one translation unit, written from a new
+// temporary folder tmp that the caller removes (also on error).
+func (tc *Toolchain) libraryUnit(source string) (tu, tmp, cxxDir string, err error) {
+	if _, cxxDir, err = tc.runtime(); err != nil {
+		return "", "", "", err
+	}
+	if tmp, err = os.MkdirTemp("", "mslcpu-lib"); err != nil {
+		return "", "", "", err
+	}
+	if err = os.WriteFile(filepath.Join(tmp, "library.metal"), []byte(source), 0o644); err != nil {
+		return "", tmp, "", err
+	}
+	tu, _, err = tc.translationUnit(cxxDir, tmp, "library.metal")
+	return tu, tmp, cxxDir, err
+}
+
+// checkSyntax writes tu to tmp/name and runs the C++ compiler with args on
+// it; its diagnostics come back as a CompileError for what.
+func (tc *Toolchain) checkSyntax(tu, tmp, name, what string, args ...string) error {
+	p := filepath.Join(tmp, name)
+	if err := os.WriteFile(p, []byte(tu), 0o644); err != nil {
 		return err
 	}
-	args := append(append([]string{}, cxxFlags...), "-fsyntax-only", "-I", cxxDir, cpp)
-	if out, err := exec.Command(tc.CXX, args...).CombinedOutput(); err != nil {
-		return &CompileError{File: "library", Msg: tidy(string(out), tmp)}
+	if out, err := exec.Command(tc.CXX, append(args, p)...).CombinedOutput(); err != nil {
+		return &CompileError{File: what, Msg: tidy(string(out), tmp)}
 	}
 	return nil
 }

@@ -5,7 +5,6 @@ package mslcpu
 import (
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 )
@@ -330,19 +329,8 @@ func (x *translator) argSpace(arg []token, vars map[string]string) (string, stri
 // house style and the MSL rules above, every diagnostic naming the .metal
 // file and line.
 func (tc *Toolchain) CheckRules(source string) error {
-	_, cxxDir, err := tc.runtime()
-	if err != nil {
-		return err
-	}
-	tmp, err := os.MkdirTemp("", "mslcpu-rules")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(tmp)
-	if err := os.WriteFile(filepath.Join(tmp, "library.metal"), []byte(source), 0o644); err != nil {
-		return err
-	}
-	_, _, err = tc.translationUnit(cxxDir, tmp, "library.metal")
+	_, tmp, _, err := tc.libraryUnit(source)
+	os.RemoveAll(tmp)
 	return err
 }
 
@@ -354,37 +342,19 @@ func (tc *Toolchain) CheckRules(source string) error {
 // device or threadgroup value bound to a thread reference or pointer, a
 // pointer of one space assigned to another. Diagnostics name .metal lines.
 func (tc *Toolchain) CheckAddressSpaces(source string) error {
-	_, cxxDir, err := tc.runtime()
-	if err != nil {
-		return err
-	}
-	tmp, err := os.MkdirTemp("", "mslcpu-as")
-	if err != nil {
-		return err
-	}
+	tu, tmp, cxxDir, err := tc.libraryUnit(source)
 	defer os.RemoveAll(tmp)
-	if err := os.WriteFile(filepath.Join(tmp, "library.metal"), []byte(source), 0o644); err != nil {
-		return err
-	}
-	tu, _, err := tc.translationUnit(cxxDir, tmp, "library.metal")
 	if err != nil {
 		return err
 	}
 	if i := strings.Index(tu, "\n#line 1 \"<glue>\""); i >= 0 {
 		tu = tu[:i+1]
 	}
-	cpp := filepath.Join(tmp, "library.clcpp")
-	if err := os.WriteFile(cpp, []byte(tu), 0o644); err != nil {
-		return err
-	}
 	args := []string{"-x", "clcpp", "-cl-std=clc++2021", "-cl-no-stdinc", "-fsyntax-only", "-w", "-DMSL_ADDRESS_SPACES", "-I", cxxDir}
 	for _, d := range tc.cxxIncludes() {
 		args = append(args, "-isystem", d)
 	}
-	if out, err := exec.Command(tc.CXX, append(args, cpp)...).CombinedOutput(); err != nil {
-		return &CompileError{File: "library (address spaces, C++ for OpenCL)", Msg: tidy(string(out), tmp)}
-	}
-	return nil
+	return tc.checkSyntax(tu, tmp, "library.clcpp", "library (address spaces, C++ for OpenCL)", args...)
 }
 
 // cxxIncludes lists the C++ standard library's include folders, which the
