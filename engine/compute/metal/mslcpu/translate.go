@@ -287,6 +287,25 @@ func (x *translator) match(i int) int {
 	return len(x.toks) - 1
 }
 
+// matchBack returns the index of the token opening the bracket closed at i,
+// looking back no further than floor (floor where none opens it).
+func (x *translator) matchBack(i, floor int) int {
+	close, open := x.toks[i].s, map[string]string{")": "(", "]": "[", "}": "{", ">": "<"}[x.toks[i].s]
+	d := 0
+	for j := i; j > floor; j-- {
+		switch x.toks[j].s {
+		case close:
+			d++
+		case open:
+			d--
+			if d == 0 {
+				return j
+			}
+		}
+	}
+	return floor
+}
+
 // attrAt reports whether an [[attribute]] starts at i and returns its end
 // (the second ']') and its text.
 func (x *translator) attrAt(i int) (int, string, bool) {
@@ -518,17 +537,7 @@ func (x *translator) instantiation(i int, host string, attrEnd int) (int, bool) 
 	// The callee is the last `name<args>` before ';' or before a parameter list.
 	stop := x.prev(end)
 	if x.is(stop, ")") {
-		lp := stop
-		for d := 0; lp > attrEnd; lp-- {
-			if x.is(lp, ")") {
-				d++
-			} else if x.is(lp, "(") {
-				d--
-				if d == 0 {
-					break
-				}
-			}
-		}
+		lp := x.matchBack(stop, attrEnd)
 		if p := x.prev(lp); !x.is(p, "decltype") {
 			stop = x.prev(lp)
 		}
@@ -537,18 +546,7 @@ func (x *translator) instantiation(i int, host string, attrEnd int) (int, bool) 
 		x.errorf(x.toks[i], "host_name %q: cannot find the instantiated template (want decltype(f<T>) f<T>;)", host)
 		return end, true
 	}
-	lt := stop
-	for d := 0; lt > attrEnd; lt-- {
-		if x.is(lt, ">") {
-			d++
-		} else if x.is(lt, "<") {
-			d--
-			if d == 0 {
-				break
-			}
-		}
-	}
-	base := x.prev(lt)
+	base := x.prev(x.matchBack(stop, attrEnd))
 	def, ok := x.defs[x.toks[base].s]
 	if !ok {
 		x.errorf(x.toks[i], "host_name %q: %s is not a kernel template defined above", host, x.toks[base].s)

@@ -363,22 +363,7 @@ using metal::sin;
 using metal::sqrt;
 using metal::tanh;
 }  // namespace precise
-namespace fast {
-using metal::cos;
-using metal::divide;
-using metal::exp;
-using metal::exp2;
-using metal::fma;
-using metal::log;
-using metal::log2;
-using metal::max;
-using metal::min;
-using metal::pow;
-using metal::rsqrt;
-using metal::sin;
-using metal::sqrt;
-using metal::tanh;
-}  // namespace fast
+namespace fast = precise;  // one accuracy on the CPU: fast:: and precise:: are the same functions
 
 // ------------------------------------------------------------------ synchronisation
 enum class mem_flags : uint { mem_none = 0, mem_device = 1, mem_threadgroup = 2, mem_texture = 4 };
