@@ -269,41 +269,34 @@ func (x *translator) prev(i int) int {
 
 func (x *translator) is(i int, s string) bool { return i >= 0 && i < len(x.toks) && x.toks[i].s == s }
 
-// match returns the index of the token closing the bracket opened at i.
-func (x *translator) match(i int) int {
-	open, close := x.toks[i].s, map[string]string{"(": ")", "[": "]", "{": "}", "<": ">"}[x.toks[i].s]
-	d := 0
-	for j := i; j < len(x.toks); j++ {
-		switch x.toks[j].s {
-		case open:
-			d++
-		case close:
-			d--
-			if d == 0 {
-				return j
-			}
-		}
-	}
-	return len(x.toks) - 1
-}
+// brackets pairs each bracket with its partner.
+var brackets = map[string]string{"(": ")", "[": "]", "{": "}", "<": ">", ")": "(", "]": "[", "}": "{", ">": "<"}
+
+// match returns the index of the token closing the bracket opened at i (the
+// last token where none closes it).
+func (x *translator) match(i int) int { return x.partner(i, 1, len(x.toks)-1) }
 
 // matchBack returns the index of the token opening the bracket closed at i,
 // looking back no further than floor (floor where none opens it).
-func (x *translator) matchBack(i, floor int) int {
-	close, open := x.toks[i].s, map[string]string{")": "(", "]": "[", "}": "{", ">": "<"}[x.toks[i].s]
+func (x *translator) matchBack(i, floor int) int { return x.partner(i, -1, floor) }
+
+// partner walks from the bracket at i in direction step (+1, -1) to its
+// partner at the same depth, returning limit where it reaches limit first.
+func (x *translator) partner(i, step, limit int) int {
+	this, other := x.toks[i].s, brackets[x.toks[i].s]
 	d := 0
-	for j := i; j > floor; j-- {
+	for j := i; (limit-j)*step > 0; j += step {
 		switch x.toks[j].s {
-		case close:
+		case this:
 			d++
-		case open:
+		case other:
 			d--
 			if d == 0 {
 				return j
 			}
 		}
 	}
-	return floor
+	return limit
 }
 
 // attrAt reports whether an [[attribute]] starts at i and returns its end
