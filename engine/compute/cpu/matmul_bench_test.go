@@ -21,34 +21,81 @@ func BenchmarkGEMMvsGonum(b *testing.B) {
 		M, N, K := s[0], s[1], s[2]
 		b.Run(fmt.Sprintf("%dx%dx%d", M, N, K), func(b *testing.B) {
 			be := New(Options{})
-			rng := rand.New(rand.NewPCG(1, 2))
-			xv := make([]float32, M*K)
-			wv := make([]float32, N*K)
-			for i := range xv {
-				xv[i] = float32(rng.NormFloat64())
-			}
-			for i := range wv {
-				wv[i] = float32(rng.NormFloat64())
-			}
+			_, xv, wv := benchOperands(M, N, K, 1)
 			x, _ := compute.FromFloat32(be, compute.F32, compute.Shape{M, K}, xv)
 			w, _ := compute.FromFloat32(be, compute.F32, compute.Shape{N, K}, wv)
 			dst := compute.MustAlloc(be, compute.F32, M, N)
 			c := make([]float32, M*N)
 			impl := gonum.Implementation{}
-			var ours, theirs time.Duration
-			for b.Loop() {
-				t0 := time.Now()
-				be.MatMul(dst, x, w, nil)
-				t1 := time.Now()
+			race(b, M, N, K, "gonum", func() { be.MatMul(dst, x, w, nil) }, func() {
 				impl.Sgemm(blas.NoTrans, blas.Trans, M, N, K, 1, xv, K, wv, K, 0, c, N)
-				t2 := time.Now()
-				ours += t1.Sub(t0)
-				theirs += t2.Sub(t1)
-			}
-			flops := 2 * float64(M) * float64(N) * float64(K) * float64(b.N)
-			b.ReportMetric(flops/ours.Seconds()/1e9, "GFLOP/s")
-			b.ReportMetric(flops/theirs.Seconds()/1e9, "gonum-GFLOP/s")
-			b.ReportMetric(theirs.Seconds()/ours.Seconds(), "x-gonum")
+			})
 		})
 	}
+}
+
+// BenchmarkQuantMatMul times MatMul by an int8 and an int4 weight against
+// the same product by the BF16 weight (BF16 x, BF16 out: the DiT's linears)
+// at M = 2,048, alternating them in one run, and reports the quantized
+// rate's ratio to the BF16 one (target: x-bf16 ≥ 0.8). The codes are random
+// (the kernel's speed does not depend on them).
+func BenchmarkQuantMatMul(b *testing.B) {
+	const M, N, K = 2048, 1024, 1024
+	for _, f := range []compute.QuantFormat{compute.Int8, compute.Int4} {
+		b.Run(fmt.Sprintf("%s/%dx%dx%d", f, M, N, K), func(b *testing.B) {
+			be := New(Options{})
+			rng, xv, wv := benchOperands(M, N, K, 0.05)
+			x, _ := compute.FromFloat32(be, compute.BF16, compute.Shape{M, K}, xv)
+			w, _ := compute.FromFloat32(be, compute.BF16, compute.Shape{N, K}, wv)
+			st := compute.MustAlloc(be, compute.U32, N, f.RowWords(K))
+			ws := words(st)
+			for i := range ws {
+				ws[i] = rng.Uint32()
+			}
+			for n := 0; n < N; n++ { // sane scales and biases
+				for g := 0; g < f.Groups(K); g++ {
+					ws[n*f.RowWords(K)+f.CodeWords(K)+g] = uint32(compute.BF16FromF32(0.01)) | uint32(compute.BF16FromF32(-0.05))<<16
+				}
+			}
+			q := compute.Quantized(st, f, K)
+			dst := compute.MustAlloc(be, compute.BF16, M, N)
+			race(b, M, N, K, "bf16", func() { be.MatMul(dst, x, q, nil) }, func() { be.MatMul(dst, x, w, nil) })
+		})
+	}
+}
+
+// benchOperands are x [M, K] and w [N, K] of normal values (w's scaled by
+// wScale) and the generator, seeded alike for every benchmark, that drew
+// them.
+func benchOperands(M, N, K int, wScale float64) (rng *rand.Rand, xv, wv []float32) {
+	rng = rand.New(rand.NewPCG(1, 2))
+	xv = make([]float32, M*K)
+	wv = make([]float32, N*K)
+	for i := range xv {
+		xv[i] = float32(rng.NormFloat64())
+	}
+	for i := range wv {
+		wv[i] = float32(rng.NormFloat64() * wScale)
+	}
+	return rng, xv, wv
+}
+
+// race runs ours and theirs, an [M, K]·[K, N] product each, alternately
+// over b.Loop and reports ours' rate (GFLOP/s), theirs' (name-GFLOP/s) and
+// how many times faster ours is (x-name).
+func race(b *testing.B, M, N, K int, name string, ours, theirs func()) {
+	var to, tt time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		ours()
+		t1 := time.Now()
+		theirs()
+		t2 := time.Now()
+		to += t1.Sub(t0)
+		tt += t2.Sub(t1)
+	}
+	flops := 2 * float64(M) * float64(N) * float64(K) * float64(b.N)
+	b.ReportMetric(flops/to.Seconds()/1e9, "GFLOP/s")
+	b.ReportMetric(flops/tt.Seconds()/1e9, name+"-GFLOP/s")
+	b.ReportMetric(tt.Seconds()/to.Seconds(), "x-"+name)
 }
