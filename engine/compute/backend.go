@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 )
 
@@ -88,6 +89,81 @@ type Stats struct {
 	// measured: the CPU backend runs kernels synchronously on the calling
 	// goroutine, so there the wall time of the work is its device time.
 	DeviceTime time.Duration
+}
+
+// Memory counts a backend's storage for Stats: live bytes (owned: Alloc, a
+// copying Wrap) and their peak, mapped bytes (zero-copy Wrap) and the peak
+// of live plus mapped. Safe for concurrent use.
+type Memory struct {
+	live, peak, mapped, footprint atomic.Int64
+}
+
+// Add counts n bytes of new storage, owned or mapped.
+func (m *Memory) Add(n int64, owned bool) {
+	if owned {
+		raise(&m.peak, m.live.Add(n))
+	} else {
+		m.mapped.Add(n)
+	}
+	raise(&m.footprint, m.live.Load()+m.mapped.Load())
+}
+
+// Remove forgets n bytes of freed storage, owned or mapped.
+func (m *Memory) Remove(n int64, owned bool) {
+	if owned {
+		m.live.Add(-n)
+	} else {
+		m.mapped.Add(-n)
+	}
+}
+
+// Live is the owned storage now.
+func (m *Memory) Live() int64 { return m.live.Load() }
+
+// Mapped is the mapped storage now.
+func (m *Memory) Mapped() int64 { return m.mapped.Load() }
+
+// ResetPeak sets the peak to the live storage.
+func (m *Memory) ResetPeak() { m.peak.Store(m.live.Load()) }
+
+// Stats are the storage counters (LiveBytes, PeakBytes, MappedBytes,
+// FootprintPeakBytes), the other fields zero.
+func (m *Memory) Stats() Stats {
+	return Stats{LiveBytes: m.live.Load(), PeakBytes: m.peak.Load(), MappedBytes: m.mapped.Load(), FootprintPeakBytes: m.footprint.Load()}
+}
+
+// raise lifts the maximum p to v.
+func raise(p *atomic.Int64, v int64) {
+	for {
+		old := p.Load()
+		if v <= old || p.CompareAndSwap(old, v) {
+			return
+		}
+	}
+}
+
+// CheckHostBytes is the error of a backend's Upload or Download (op: "Upload
+// to", "Download from") when the n host bytes do not match t's size.
+func CheckHostBytes(backend, op string, t *Tensor, n int) error {
+	if int64(n) != t.Bytes() {
+		return fmt.Errorf("%s: %s %v: %d bytes given, %d needed", backend, op, t, n, t.Bytes())
+	}
+	return nil
+}
+
+// FreeEach calls free with the storage of each of ts (nil ones skipped)
+// held in a B: a backend's Free, which decides whether that storage is its
+// own and not yet freed.
+func FreeEach[B Buffer](ts []*Tensor, free func(B)) {
+	for _, t := range ts {
+		if t == nil {
+			continue
+		}
+		buf, _ := t.Buffer()
+		if u, ok := buf.(B); ok {
+			free(u)
+		}
+	}
 }
 
 // AllocError reports that a device could not provide storage.

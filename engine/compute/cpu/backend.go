@@ -34,9 +34,7 @@ type Options struct {
 type Backend struct {
 	opts       Options
 	threads    int
-	live, peak atomic.Int64
-	footprint  atomic.Int64 // peak of live + mapped
-	mapped     atomic.Int64
+	mem        compute.Memory
 	dispatches atomic.Int64
 	syncs      atomic.Int64
 	flops      atomic.Uint64 // float64 bits are awkward; count in units of 1 FLOP
@@ -87,8 +85,8 @@ func (b *Backend) Alloc(dt compute.DType, shape ...int) (*compute.Tensor, error)
 		}
 	}
 	n := int64(s.NumElements()) * int64(dt.Size())
-	if lim := b.opts.MemoryLimit; lim > 0 && b.live.Load()+n > lim {
-		return nil, &compute.AllocError{Backend: "cpu", Bytes: n, Live: b.live.Load(), Err: fmt.Errorf("memory limit %d bytes", lim)}
+	if lim := b.opts.MemoryLimit; lim > 0 && b.mem.Live()+n > lim {
+		return nil, &compute.AllocError{Backend: "cpu", Bytes: n, Live: b.mem.Live(), Err: fmt.Errorf("memory limit %d bytes", lim)}
 	}
 	words := make([]uint64, (n+7)/8)
 	var data []byte
@@ -96,19 +94,8 @@ func (b *Backend) Alloc(dt compute.DType, shape ...int) (*compute.Tensor, error)
 		data = unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), n)
 	}
 	u := &buffer{b: b, data: data, owned: true}
-	b.addLive(n)
-	b.notePeak()
+	b.mem.Add(n, true)
 	return compute.NewTensor(dt, s, u, 0), nil
-}
-
-func (b *Backend) addLive(n int64) {
-	v := b.live.Add(n)
-	for {
-		p := b.peak.Load()
-		if v <= p || b.peak.CompareAndSwap(p, v) {
-			return
-		}
-	}
 }
 
 // Wrap views host memory without copying when it is suitably aligned for the
@@ -126,15 +113,14 @@ func (b *Backend) Wrap(dt compute.DType, shape compute.Shape, host []byte) (*com
 		copy(bytesOf(t), host)
 		return t, nil
 	}
-	b.mapped.Add(n)
-	b.notePeak()
+	b.mem.Add(n, false)
 	return compute.NewTensor(dt, shape, &buffer{b: b, data: host}, 0), nil
 }
 
 // Upload copies little-endian bytes into dst.
 func (b *Backend) Upload(dst *compute.Tensor, src []byte) error {
-	if int64(len(src)) != dst.Bytes() {
-		return fmt.Errorf("cpu: Upload to %v: %d bytes given, %d needed", dst, len(src), dst.Bytes())
+	if err := compute.CheckHostBytes("cpu", "Upload to", dst, len(src)); err != nil {
+		return err
 	}
 	copy(bytesOf(dst), src)
 	return nil
@@ -142,8 +128,8 @@ func (b *Backend) Upload(dst *compute.Tensor, src []byte) error {
 
 // Download copies src's bytes to dst.
 func (b *Backend) Download(dst []byte, src *compute.Tensor) error {
-	if int64(len(dst)) != src.Bytes() {
-		return fmt.Errorf("cpu: Download from %v: %d bytes given, %d needed", src, len(dst), src.Bytes())
+	if err := compute.CheckHostBytes("cpu", "Download from", src, len(dst)); err != nil {
+		return err
 	}
 	copy(dst, bytesOf(src))
 	return nil
@@ -151,21 +137,11 @@ func (b *Backend) Download(dst []byte, src *compute.Tensor) error {
 
 // Free releases storage made by Alloc or Wrap.
 func (b *Backend) Free(ts ...*compute.Tensor) {
-	for _, t := range ts {
-		if t == nil {
-			continue
+	compute.FreeEach(ts, func(u *buffer) {
+		if u.b == b && !u.freed.Swap(true) {
+			b.mem.Remove(int64(len(u.data)), u.owned)
 		}
-		buf, _ := t.Buffer()
-		u, ok := buf.(*buffer)
-		if !ok || u.b != b || u.freed.Swap(true) {
-			continue
-		}
-		if u.owned {
-			b.live.Add(-int64(len(u.data)))
-		} else {
-			b.mapped.Add(-int64(len(u.data)))
-		}
-	}
+	})
 }
 
 // Sync returns ctx's error, if any: CPU kernels complete before returning.
@@ -179,30 +155,15 @@ func (b *Backend) Sync(ctx context.Context) error {
 
 // Stats reports the counters.
 func (b *Backend) Stats() compute.Stats {
-	return compute.Stats{
-		LiveBytes:          b.live.Load(),
-		PeakBytes:          b.peak.Load(),
-		MappedBytes:        b.mapped.Load(),
-		FootprintPeakBytes: b.footprint.Load(),
-		Dispatches:         b.dispatches.Load(),
-		Submissions:        b.syncs.Load(),
-		FLOPs:              float64(b.flops.Load()),
-	}
-}
-
-// notePeak raises the footprint peak to the live and mapped storage now.
-func (b *Backend) notePeak() {
-	v := b.live.Load() + b.mapped.Load()
-	for {
-		p := b.footprint.Load()
-		if v <= p || b.footprint.CompareAndSwap(p, v) {
-			return
-		}
-	}
+	s := b.mem.Stats()
+	s.Dispatches = b.dispatches.Load()
+	s.Submissions = b.syncs.Load()
+	s.FLOPs = float64(b.flops.Load())
+	return s
 }
 
 // ResetPeak sets the peak to the live storage.
-func (b *Backend) ResetPeak() { b.peak.Store(b.live.Load()) }
+func (b *Backend) ResetPeak() { b.mem.ResetPeak() }
 
 // Close does nothing.
 func (b *Backend) Close() error { return nil }

@@ -59,10 +59,10 @@ type Backend struct {
 	// flopsEncoded is flops when the last dispatch was encoded (b.mu).
 	flopsEncoded uint64
 
-	live, peak, mapped atomic.Int64
-	dispatches         atomic.Int64
-	fallbacks          atomic.Int64
-	flops, moved       atomic.Uint64
+	mem          compute.Memory
+	dispatches   atomic.Int64
+	fallbacks    atomic.Int64
+	flops, moved atomic.Uint64
 }
 
 var _ compute.Backend = (*Backend)(nil)
@@ -117,27 +117,17 @@ func (b *Backend) Alloc(dt compute.DType, shape ...int) (*compute.Tensor, error)
 		}
 	}
 	n := int64(s.NumElements()) * int64(dt.Size())
-	if lim := b.opts.MemoryLimit; lim > 0 && b.live.Load()+b.mapped.Load()+n > lim {
-		return nil, &compute.AllocError{Backend: "metal", Bytes: n, Live: b.live.Load(),
-			Err: fmt.Errorf("over the GPU's working set of %d bytes (%d bytes of bound weights)", lim, b.mapped.Load())}
+	if lim := b.opts.MemoryLimit; lim > 0 && b.mem.Live()+b.mem.Mapped()+n > lim {
+		return nil, &compute.AllocError{Backend: "metal", Bytes: n, Live: b.mem.Live(),
+			Err: fmt.Errorf("over the GPU's working set of %d bytes (%d bytes of bound weights)", lim, b.mem.Mapped())}
 	}
 	db, err := b.dev.NewBuffer(max(n, 16))
 	if err != nil {
-		return nil, &compute.AllocError{Backend: "metal", Bytes: n, Live: b.live.Load(), Err: err}
+		return nil, &compute.AllocError{Backend: "metal", Bytes: n, Live: b.mem.Live(), Err: err}
 	}
 	u := &buffer{b: b, dev: db, size: n, owned: true}
-	b.addLive(n)
+	b.mem.Add(n, true)
 	return compute.NewTensor(dt, s, u, 0), nil
-}
-
-func (b *Backend) addLive(n int64) {
-	v := b.live.Add(n)
-	for {
-		p := b.peak.Load()
-		if v <= p || b.peak.CompareAndSwap(p, v) {
-			return
-		}
-	}
 }
 
 // MapHost registers a page-aligned host mapping (a checkpoint shard mapped
@@ -166,7 +156,7 @@ func (b *Backend) Wrap(dt compute.DType, shape compute.Shape, host []byte) (*com
 	}
 	if n > 0 {
 		if db, off, ok := b.dev.WrapHost(host); ok && off%int64(dt.Size()) == 0 {
-			b.mapped.Add(n)
+			b.mem.Add(n, false)
 			return compute.NewTensor(dt, shape, &buffer{b: b, dev: db, off: off, size: n}, 0), nil
 		}
 	}
@@ -199,8 +189,8 @@ func (b *Backend) storage(t *compute.Tensor) (*buffer, int64) {
 
 // Upload copies host bytes into dst after the recorded work that may read it.
 func (b *Backend) Upload(dst *compute.Tensor, src []byte) error {
-	if int64(len(src)) != dst.Bytes() {
-		return fmt.Errorf("metal: Upload to %v: %d bytes given, %d needed", dst, len(src), dst.Bytes())
+	if err := compute.CheckHostBytes("metal", "Upload to", dst, len(src)); err != nil {
+		return err
 	}
 	if err := b.Sync(context.Background()); err != nil {
 		return err
@@ -211,8 +201,8 @@ func (b *Backend) Upload(dst *compute.Tensor, src []byte) error {
 
 // Download waits for the recorded work and copies src's bytes to dst.
 func (b *Backend) Download(dst []byte, src *compute.Tensor) error {
-	if int64(len(dst)) != src.Bytes() {
-		return fmt.Errorf("metal: Download from %v: %d bytes given, %d needed", src, len(dst), src.Bytes())
+	if err := compute.CheckHostBytes("metal", "Download from", src, len(dst)); err != nil {
+		return err
 	}
 	if err := b.Sync(context.Background()); err != nil {
 		return err
@@ -224,22 +214,15 @@ func (b *Backend) Download(dst []byte, src *compute.Tensor) error {
 // Free releases storage made by Alloc or Wrap (views free their parent's
 // storage). Pending GPU work keeps what it uses alive.
 func (b *Backend) Free(ts ...*compute.Tensor) {
-	for _, t := range ts {
-		if t == nil {
-			continue
+	compute.FreeEach(ts, func(u *buffer) {
+		if u.b != b || u.freed.Swap(true) {
+			return
 		}
-		buf, _ := t.Buffer()
-		u, ok := buf.(*buffer)
-		if !ok || u.b != b || u.freed.Swap(true) {
-			continue
-		}
+		b.mem.Remove(u.size, u.owned)
 		if u.owned {
-			b.live.Add(-u.size)
 			u.dev.Release()
-		} else {
-			b.mapped.Add(-u.size)
 		}
-	}
+	})
 }
 
 // Sync waits for every recorded kernel and reports the first error since
@@ -258,17 +241,14 @@ func (b *Backend) Sync(ctx context.Context) error {
 
 // Stats reports the counters.
 func (b *Backend) Stats() compute.Stats {
-	return compute.Stats{
-		LiveBytes:    b.live.Load(),
-		PeakBytes:    b.peak.Load(),
-		MappedBytes:  b.mapped.Load(),
-		Dispatches:   b.dispatches.Load(),
-		Submissions:  b.dev.Submissions(),
-		CPUFallbacks: b.fallbacks.Load(),
-		FLOPs:        float64(b.flops.Load()),
-		BytesMoved:   float64(b.moved.Load()),
-		DeviceTime:   b.GPUTime(),
-	}
+	s := b.mem.Stats()
+	s.Dispatches = b.dispatches.Load()
+	s.Submissions = b.dev.Submissions()
+	s.CPUFallbacks = b.fallbacks.Load()
+	s.FLOPs = float64(b.flops.Load())
+	s.BytesMoved = float64(b.moved.Load())
+	s.DeviceTime = b.GPUTime()
+	return s
 }
 
 // GPUTime is the GPU time of the command buffers completed so far (0 when
@@ -281,7 +261,7 @@ func (b *Backend) GPUTime() time.Duration {
 }
 
 // ResetPeak sets the peak to the live storage.
-func (b *Backend) ResetPeak() { b.peak.Store(b.live.Load()) }
+func (b *Backend) ResetPeak() { b.mem.ResetPeak() }
 
 // Close waits for pending work and releases the device.
 func (b *Backend) Close() error {
