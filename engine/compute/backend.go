@@ -142,6 +142,17 @@ func raise(p *atomic.Int64, v int64) {
 	}
 }
 
+// AllocBytes is the size of storage for dt and shape, as a backend's Alloc
+// (named by backend) computes it; it panics for a negative dimension.
+func AllocBytes(backend string, dt DType, shape Shape) int64 {
+	for _, d := range shape {
+		if d < 0 {
+			panic(fmt.Sprintf("%s: Alloc %v%v: negative dimension", backend, dt, shape))
+		}
+	}
+	return int64(shape.NumElements()) * int64(dt.Size())
+}
+
 // CheckHostBytes is the error of a backend's Upload or Download (op: "Upload
 // to", "Download from") when the n host bytes do not match t's size.
 func CheckHostBytes(backend, op string, t *Tensor, n int) error {

@@ -79,12 +79,7 @@ func (u *buffer) Size() int64              { return int64(len(u.data)) }
 // Alloc returns zeroed storage (Go memory is always zeroed).
 func (b *Backend) Alloc(dt compute.DType, shape ...int) (*compute.Tensor, error) {
 	s := compute.Shape(shape)
-	for _, d := range s {
-		if d < 0 {
-			panic(fmt.Sprintf("cpu: Alloc %v%v: negative dimension", dt, s))
-		}
-	}
-	n := int64(s.NumElements()) * int64(dt.Size())
+	n := compute.AllocBytes("cpu", dt, s)
 	if lim := b.opts.MemoryLimit; lim > 0 && b.mem.Live()+n > lim {
 		return nil, &compute.AllocError{Backend: "cpu", Bytes: n, Live: b.mem.Live(), Err: fmt.Errorf("memory limit %d bytes", lim)}
 	}

@@ -93,12 +93,7 @@ func (b *Backend) Device() compute.DeviceInfo {
 }
 
 func (b *Backend) alloc(dt compute.DType, shape compute.Shape, weight, mapped bool) *compute.Tensor {
-	for _, d := range shape {
-		if d < 0 {
-			panic(fmt.Sprintf("meta: Alloc %v%v: negative dimension", dt, shape))
-		}
-	}
-	n := int64(shape.NumElements()) * int64(dt.Size())
+	n := compute.AllocBytes("meta", dt, shape)
 	u := &buffer{b: b, size: n, weight: weight, mapped: mapped}
 	b.mu.Lock()
 	defer b.mu.Unlock()

@@ -111,12 +111,7 @@ func (u *buffer) Size() int64              { return u.size }
 // Alloc returns storage with unspecified contents.
 func (b *Backend) Alloc(dt compute.DType, shape ...int) (*compute.Tensor, error) {
 	s := compute.Shape(shape)
-	for _, d := range s {
-		if d < 0 {
-			panic(fmt.Sprintf("metal: Alloc %v%v: negative dimension", dt, s))
-		}
-	}
-	n := int64(s.NumElements()) * int64(dt.Size())
+	n := compute.AllocBytes("metal", dt, s)
 	if lim := b.opts.MemoryLimit; lim > 0 && b.mem.Live()+b.mem.Mapped()+n > lim {
 		return nil, &compute.AllocError{Backend: "metal", Bytes: n, Live: b.mem.Live(),
 			Err: fmt.Errorf("over the GPU's working set of %d bytes (%d bytes of bound weights)", lim, b.mem.Mapped())}
