@@ -10,17 +10,8 @@ import (
 
 var floats = []compute.DType{compute.F32, compute.F16, compute.BF16}
 
-func tn(dt compute.DType) string {
-	switch dt {
-	case compute.F32:
-		return "f32"
-	case compute.F16:
-		return "f16"
-	case compute.BF16:
-		return "bf16"
-	}
-	return dt.String()
-}
+// tn spells dt in case names: f32, bf16, f64.
+func tn(dt compute.DType) string { return strings.ToLower(dt.String()) }
 
 // dims spells a shape 3x5x7.
 func dims(s []int) string {

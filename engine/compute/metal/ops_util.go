@@ -3,6 +3,7 @@ package metal
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"h3studio/engine/compute"
 )
@@ -34,17 +35,12 @@ func isFloat(dt compute.DType) bool {
 	return dt == compute.F32 || dt == compute.F16 || dt == compute.BF16
 }
 
-// tname is a float dtype's spelling in kernel names.
+// tname is a float dtype's spelling in kernel names: f32, f16, bf16.
 func tname(dt compute.DType) string {
-	switch dt {
-	case compute.F32:
-		return "f32"
-	case compute.F16:
-		return "f16"
-	case compute.BF16:
-		return "bf16"
+	if !isFloat(dt) {
+		panic(fmt.Sprintf("metal: no kernel type for %v", dt))
 	}
-	panic(fmt.Sprintf("metal: no kernel type for %v", dt))
+	return strings.ToLower(dt.String())
 }
 
 // kname builds kernel_<op>_<in>_<out>.
