@@ -35,39 +35,31 @@ func padIndex(i, n int, mode compute.PadMode) (int, bool) {
 	return 0, false
 }
 
+// unravel writes the row-major coordinates of flat index i in dims to pos.
+func unravel(pos []int, i int, dims []int) {
+	for a := len(dims) - 1; a >= 0; a-- {
+		pos[a] = i % dims[a]
+		i /= dims[a]
+	}
+}
+
 // Conv is the N-d cross-correlation with padding modes and groups.
 func (b *Backend) Conv(dst, x, w, bias *compute.Tensor, p compute.ConvParams) {
 	g := compute.ConvDims(dst, x, w, bias, p)
 	G, Cout, cinG, coutG := g.Groups, g.Cout, g.CinG, g.CoutG
-	bs := loadOpt(bias)
 	colLen := cinG * g.KernelElems
 	b.dispatch(2 * float64(Cout) * float64(g.OutElems) * float64(colLen))
-	xs, ws := load(x), load(w)
-	out := convOutput(dst, x, w)
-	wide := b.wideConv(g)
-	if g.Spatial == 1 && !b.opts.Oracles.Has(OracleGenericConv) {
-		b.conv1D(out, xs, ws, bs, g, p, wide)
-		store(dst, out)
-		return
-	}
-	b.parallel(g.OutElems, 16, func(lo, hi int) {
+	oneD := func(out, xs, ws, bs []float32, wide bool) { b.conv1D(out, xs, ws, bs, g, p, wide) }
+	b.convolve(dst, x, w, bias, g, oneD, func(out, xs, ws, bs []float32, wide bool, lo, hi int) {
 		col := make([]float32, colLen)
 		opos := make([]int, g.Spatial)
 		kpos := make([]int, g.Spatial)
 		for o := lo; o < hi; o++ {
-			rem := o
-			for a := g.Spatial - 1; a >= 0; a-- {
-				opos[a] = rem % g.Out[a]
-				rem /= g.Out[a]
-			}
+			unravel(opos, o, g.Out)
 			for gi := 0; gi < G; gi++ {
 				// gather the receptive field of this group
 				for kk := 0; kk < g.KernelElems; kk++ {
-					r := kk
-					for a := g.Spatial - 1; a >= 0; a-- {
-						kpos[a] = r % g.Kernel[a]
-						r /= g.Kernel[a]
-					}
+					unravel(kpos, kk, g.Kernel)
 					off, ok := 0, true
 					for a := 0; a < g.Spatial; a++ {
 						i := opos[a]*p.StrideAt(a) - p.PadBeforeAt(a) + kpos[a]*p.DilationAt(a)
@@ -92,6 +84,23 @@ func (b *Backend) Conv(dst, x, w, bias *compute.Tensor, p compute.ConvParams) {
 			}
 		}
 	})
+}
+
+// convolve loads a convolution's operands, computes its output with the 1-D
+// fast path oneD or, for more spatial axes or under OracleGenericConv, with
+// nd over ranges [lo, hi) of the output positions in parallel, and stores
+// it in dst.
+func (b *Backend) convolve(dst, x, w, bias *compute.Tensor, g compute.ConvGeom,
+	oneD func(out, xs, ws, bs []float32, wide bool), nd func(out, xs, ws, bs []float32, wide bool, lo, hi int)) {
+	bs := loadOpt(bias)
+	xs, ws := load(x), load(w)
+	out := convOutput(dst, x, w)
+	wide := b.wideConv(g)
+	if g.Spatial == 1 && !b.opts.Oracles.Has(OracleGenericConv) {
+		oneD(out, xs, ws, bs, wide)
+	} else {
+		b.parallel(g.OutElems, 16, func(lo, hi int) { nd(out, xs, ws, bs, wide, lo, hi) })
+	}
 	store(dst, out)
 }
 
@@ -99,36 +108,20 @@ func (b *Backend) Conv(dst, x, w, bias *compute.Tensor, p compute.ConvParams) {
 func (b *Backend) ConvTranspose(dst, x, w, bias *compute.Tensor, p compute.ConvParams) {
 	g := compute.ConvTransposeDims(dst, x, w, bias, p)
 	Cin, Cout, cinG, coutG := g.Cin, g.Cout, g.CinG, g.CoutG
-	bs := loadOpt(bias)
 	b.dispatch(2 * float64(Cin) * float64(coutG) * float64(g.InElems) * float64(g.KernelElems))
-	xs, ws := load(x), load(w)
-	out := convOutput(dst, x, w)
-	wide := b.wideConv(g)
-	if g.Spatial == 1 && !b.opts.Oracles.Has(OracleGenericConv) {
-		b.convTranspose1D(out, xs, ws, bs, g, p, wide)
-		store(dst, out)
-		return
-	}
-	b.parallel(g.OutElems, 16, func(lo, hi int) {
+	oneD := func(out, xs, ws, bs []float32, wide bool) { b.convTranspose1D(out, xs, ws, bs, g, p, wide) }
+	b.convolve(dst, x, w, bias, g, oneD, func(out, xs, ws, bs []float32, wide bool, lo, hi int) {
 		opos := make([]int, g.Spatial)
 		kpos := make([]int, g.Spatial)
 		for o := lo; o < hi; o++ {
-			rem := o
-			for a := g.Spatial - 1; a >= 0; a-- {
-				opos[a] = rem % g.Out[a]
-				rem /= g.Out[a]
-			}
+			unravel(opos, o, g.Out)
 			for oc := 0; oc < Cout; oc++ {
 				gi := oc / coutG
 				ocl := oc % coutG
 				var acc float32
 				var acc64 float64
 				for kk := 0; kk < g.KernelElems; kk++ {
-					r := kk
-					for a := g.Spatial - 1; a >= 0; a-- {
-						kpos[a] = r % g.Kernel[a]
-						r /= g.Kernel[a]
-					}
+					unravel(kpos, kk, g.Kernel)
 					off, ok := 0, true
 					for a := 0; a < g.Spatial; a++ {
 						num := opos[a] + p.PadBeforeAt(a) - kpos[a]*p.DilationAt(a)
@@ -156,7 +149,6 @@ func (b *Backend) ConvTranspose(dst, x, w, bias *compute.Tensor, p compute.ConvP
 			}
 		}
 	})
-	store(dst, out)
 }
 
 // OracleGenericConv selects the N-d gather loops of Conv and ConvTranspose

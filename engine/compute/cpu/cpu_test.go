@@ -165,11 +165,7 @@ func naiveConv(xf, wf, bf []float64, cin, cout, groups int, in, k []int, p compu
 		g := oc / coutG
 		for o := 0; o < outP; o++ {
 			op := make([]int, n)
-			r := o
-			for a := n - 1; a >= 0; a-- {
-				op[a] = r % out[a]
-				r /= out[a]
-			}
+			unravel(op, o, out)
 			s := 0.0
 			if bf != nil {
 				s = bf[oc]
@@ -177,11 +173,7 @@ func naiveConv(xf, wf, bf []float64, cin, cout, groups int, in, k []int, p compu
 			for ci := 0; ci < cinG; ci++ {
 				for kk := 0; kk < kP; kk++ {
 					kp := make([]int, n)
-					r := kk
-					for a := n - 1; a >= 0; a-- {
-						kp[a] = r % k[a]
-						r /= k[a]
-					}
+					unravel(kp, kk, k)
 					off, ok := 0, true
 					for a := 0; a < n; a++ {
 						i := op[a]*p.StrideAt(a) - p.PadBeforeAt(a) + kp[a]*p.DilationAt(a)

@@ -27,12 +27,8 @@ func (b *Backend) Pad(dst, x *compute.Tensor, p compute.PadParams) {
 	b.parallel(rows, 64, func(r0, r1 int) {
 		idx := make([]int, r)
 		for row := r0; row < r1; row++ {
-			rem := row
 			src, zero := 0, false
-			for a := r - 2; a >= 0; a-- {
-				idx[a] = rem % ds[a]
-				rem /= ds[a]
-			}
+			unravel(idx[:r-1], row, ds[:r-1])
 			for a := 0; a < r-1; a++ {
 				i, ok := padIndex(idx[a]-p.BeforeAt(a), xs[a], p.ModeAt(a))
 				if !ok {

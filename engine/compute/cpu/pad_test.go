@@ -19,12 +19,9 @@ func naivePad(xf []float64, in []int, p compute.PadParams) ([]float64, []int) {
 	}
 	res := make([]float64, n)
 	for o := 0; o < n; o++ {
-		rem, src, zero := o, 0, false
+		src, zero := 0, false
 		coord := make([]int, r)
-		for a := r - 1; a >= 0; a-- {
-			coord[a] = rem % out[a]
-			rem /= out[a]
-		}
+		unravel(coord, o, out)
 		for a := 0; a < r; a++ {
 			i := coord[a] - p.BeforeAt(a)
 			switch {
