@@ -47,8 +47,9 @@ var OracleGoGEMM = compute.RegisterOracle("cpu-gemm-go",
 // zeros for columns n0+j ≥ N.
 type packer func(dst []float32, n0, k0, kc int)
 
-// packRows packs B(n, k) = src[n·ld + k] from float32 rows.
-func packRows(src []float32, ld, N int) packer {
+// rowPacker packs B from its rows: fill writes B(n, k0+kk) to
+// dst[kk·16 + j] for kk < kc; the columns j of rows n ≥ N are zeros.
+func rowPacker(N int, fill func(dst []float32, j, n, k0, kc int)) packer {
 	return func(dst []float32, n0, k0, kc int) {
 		for j := 0; j < gemmNR; j++ {
 			n := n0 + j
@@ -58,12 +59,18 @@ func packRows(src []float32, ld, N int) packer {
 				}
 				continue
 			}
-			row := src[n*ld+k0 : n*ld+k0+kc]
-			for kk, v := range row {
-				dst[kk*gemmNR+j] = v
-			}
+			fill(dst, j, n, k0, kc)
 		}
 	}
+}
+
+// packRows packs B(n, k) = src[n·ld + k] from float32 rows.
+func packRows(src []float32, ld, N int) packer {
+	return rowPacker(N, func(dst []float32, j, n, k0, kc int) {
+		for kk, v := range src[n*ld+k0 : n*ld+k0+kc] {
+			dst[kk*gemmNR+j] = v
+		}
+	})
 }
 
 // packTensorRows packs B(n, k) = t[n, k] for a 2-D tensor of any float
@@ -78,21 +85,11 @@ func packTensorRows(t *compute.Tensor) packer {
 		return packRows(load(t), K, N)
 	case compute.BF16:
 		raw := Uint16s(t)
-		return func(dst []float32, n0, k0, kc int) {
-			for j := 0; j < gemmNR; j++ {
-				n := n0 + j
-				if n >= N {
-					for kk := 0; kk < kc; kk++ {
-						dst[kk*gemmNR+j] = 0
-					}
-					continue
-				}
-				row := raw[n*K+k0 : n*K+k0+kc]
-				for kk, v := range row {
-					dst[kk*gemmNR+j] = math.Float32frombits(uint32(v) << 16)
-				}
+		return rowPacker(N, func(dst []float32, j, n, k0, kc int) {
+			for kk, v := range raw[n*K+k0 : n*K+k0+kc] {
+				dst[kk*gemmNR+j] = math.Float32frombits(uint32(v) << 16)
 			}
-		}
+		})
 	}
 	return packRows(load(t), K, N)
 }

@@ -44,55 +44,49 @@ func packQuantRows(t *compute.Tensor) packer {
 	mask := uint32(1)<<bits - 1
 	cw := f.CodeWords(K)
 	gw := f.GroupSize / pw
-	return func(dst []float32, n0, k0, kc int) {
-		compute.Check(k0%f.GroupSize == 0 && (kc%f.GroupSize == 0 || k0+kc == K), "MatMul", "k block [%d, %d) splits a group of %d", k0, k0+kc, f.GroupSize)
-		for j := 0; j < gemmNR; j++ {
-			n := n0 + j
-			if n >= N {
-				for kk := 0; kk < kc; kk++ {
-					dst[kk*gemmNR+j] = 0
+	pack := rowPacker(N, func(dst []float32, j, n, k0, kc int) {
+		row := raw[n*rw : (n+1)*rw]
+		for g := k0 / f.GroupSize; g < (k0+kc)/f.GroupSize; g++ {
+			p := row[cw+g]
+			s, b := compute.BF16ToF32(uint16(p)), compute.BF16ToF32(uint16(p>>16))
+			base := (g*f.GroupSize - k0) * gemmNR
+			codes := row[g*gw : (g+1)*gw]
+			switch bits {
+			case 8:
+				for wi, w := range codes {
+					d := dst[base+wi*4*gemmNR+j:]
+					_ = d[3*gemmNR]
+					d[0] = float32(float32(w&0xff)*s) + b
+					d[gemmNR] = float32(float32(w>>8&0xff)*s) + b
+					d[2*gemmNR] = float32(float32(w>>16&0xff)*s) + b
+					d[3*gemmNR] = float32(float32(w>>24)*s) + b
 				}
-				continue
-			}
-			row := raw[n*rw : (n+1)*rw]
-			for g := k0 / f.GroupSize; g < (k0+kc)/f.GroupSize; g++ {
-				p := row[cw+g]
-				s, b := compute.BF16ToF32(uint16(p)), compute.BF16ToF32(uint16(p>>16))
-				base := (g*f.GroupSize - k0) * gemmNR
-				codes := row[g*gw : (g+1)*gw]
-				switch bits {
-				case 8:
-					for wi, w := range codes {
-						d := dst[base+wi*4*gemmNR+j:]
-						_ = d[3*gemmNR]
-						d[0] = float32(float32(w&0xff)*s) + b
-						d[gemmNR] = float32(float32(w>>8&0xff)*s) + b
-						d[2*gemmNR] = float32(float32(w>>16&0xff)*s) + b
-						d[3*gemmNR] = float32(float32(w>>24)*s) + b
-					}
-				case 4:
-					for wi, w := range codes {
-						d := dst[base+wi*8*gemmNR+j:]
-						_ = d[7*gemmNR]
-						d[0] = float32(float32(w&0xf)*s) + b
-						d[gemmNR] = float32(float32(w>>4&0xf)*s) + b
-						d[2*gemmNR] = float32(float32(w>>8&0xf)*s) + b
-						d[3*gemmNR] = float32(float32(w>>12&0xf)*s) + b
-						d[4*gemmNR] = float32(float32(w>>16&0xf)*s) + b
-						d[5*gemmNR] = float32(float32(w>>20&0xf)*s) + b
-						d[6*gemmNR] = float32(float32(w>>24&0xf)*s) + b
-						d[7*gemmNR] = float32(float32(w>>28)*s) + b
-					}
-				default:
-					for wi, w := range codes {
-						d := dst[base+wi*pw*gemmNR+j:]
-						for i := 0; i < pw; i++ {
-							d[i*gemmNR] = float32(float32(w>>(uint(i)*bits)&mask)*s) + b
-						}
+			case 4:
+				for wi, w := range codes {
+					d := dst[base+wi*8*gemmNR+j:]
+					_ = d[7*gemmNR]
+					d[0] = float32(float32(w&0xf)*s) + b
+					d[gemmNR] = float32(float32(w>>4&0xf)*s) + b
+					d[2*gemmNR] = float32(float32(w>>8&0xf)*s) + b
+					d[3*gemmNR] = float32(float32(w>>12&0xf)*s) + b
+					d[4*gemmNR] = float32(float32(w>>16&0xf)*s) + b
+					d[5*gemmNR] = float32(float32(w>>20&0xf)*s) + b
+					d[6*gemmNR] = float32(float32(w>>24&0xf)*s) + b
+					d[7*gemmNR] = float32(float32(w>>28)*s) + b
+				}
+			default:
+				for wi, w := range codes {
+					d := dst[base+wi*pw*gemmNR+j:]
+					for i := 0; i < pw; i++ {
+						d[i*gemmNR] = float32(float32(w>>(uint(i)*bits)&mask)*s) + b
 					}
 				}
 			}
 		}
+	})
+	return func(dst []float32, n0, k0, kc int) {
+		compute.Check(k0%f.GroupSize == 0 && (kc%f.GroupSize == 0 || k0+kc == K), "MatMul", "k block [%d, %d) splits a group of %d", k0, k0+kc, f.GroupSize)
+		pack(dst, n0, k0, kc)
 	}
 }
 
