@@ -41,15 +41,11 @@ func (b *Backend) RMSNormModulate(dst, x *compute.Tensor, p compute.NormModulati
 	out := output(dst)
 	dt := dst.DType()
 	low, r := lowPrecision(dt), rounder(dt)
-	b.parallel(R, 8, func(lo, hi int) {
-		for row := lo; row < hi; row++ {
-			tr := int(ix[row])
-			compute.Check(tr >= 0 && tr < T, op, "table row %d outside [0,%d)", tr, T)
-			o := out[row*H : (row+1)*H]
-			rmsNormRow(o, xs[row*H:(row+1)*H], ws, p.Eps)
-			roundRow(o, dt)
-			modulateRow(o, o, ts[tr*W+p.ShiftCol:tr*W+p.ShiftCol+H], ts[tr*W+p.ScaleCol:tr*W+p.ScaleCol+H], low, r)
-		}
+	b.perTableRow(op, R, 8, T, ix, func(row, tr int) {
+		o := out[row*H : (row+1)*H]
+		rmsNormRow(o, xs[row*H:(row+1)*H], ws, p.Eps)
+		roundRow(o, dt)
+		modulateRow(o, o, ts[tr*W+p.ShiftCol:tr*W+p.ShiftCol+H], ts[tr*W+p.ScaleCol:tr*W+p.ScaleCol+H], low, r)
 	})
 	store(dst, out)
 }
@@ -74,18 +70,14 @@ func (b *Backend) GatedAddRMSNormModulate(h, n, x, y, gateTable *compute.Tensor,
 	hdt, ndt := h.DType(), n.DType()
 	hlow, hr := lowPrecision(hdt), rounder(hdt)
 	nlow, nr := lowPrecision(ndt), rounder(ndt)
-	b.parallel(R, 8, func(lo, hi int) {
-		for row := lo; row < hi; row++ {
-			tr := int(ix[row])
-			compute.Check(tr >= 0 && tr < T && tr < GT, op, "table row %d outside [0,%d)", tr, min(T, GT))
-			ho := hout[row*H : (row+1)*H]
-			gatedAddRow(ho, xs[row*H:(row+1)*H], ys[row*H:(row+1)*H], gs[tr*GW+gateCol:tr*GW+gateCol+H], hlow, hr)
-			roundRow(ho, hdt) // already rounded by the BF16/F16 chain; kept for clarity of the definition
-			no := nout[row*H : (row+1)*H]
-			rmsNormRow(no, ho, ws, p.Eps)
-			roundRow(no, ndt)
-			modulateRow(no, no, ts[tr*W+p.ShiftCol:tr*W+p.ShiftCol+H], ts[tr*W+p.ScaleCol:tr*W+p.ScaleCol+H], nlow, nr)
-		}
+	b.perTableRow(op, R, 8, min(T, GT), ix, func(row, tr int) {
+		ho := hout[row*H : (row+1)*H]
+		gatedAddRow(ho, xs[row*H:(row+1)*H], ys[row*H:(row+1)*H], gs[tr*GW+gateCol:tr*GW+gateCol+H], hlow, hr)
+		roundRow(ho, hdt) // already rounded by the BF16/F16 chain; kept for clarity of the definition
+		no := nout[row*H : (row+1)*H]
+		rmsNormRow(no, ho, ws, p.Eps)
+		roundRow(no, ndt)
+		modulateRow(no, no, ts[tr*W+p.ShiftCol:tr*W+p.ShiftCol+H], ts[tr*W+p.ScaleCol:tr*W+p.ScaleCol+H], nlow, nr)
 	})
 	store(h, hout)
 	store(n, nout)

@@ -13,16 +13,25 @@ func (b *Backend) Modulate(dst, x, table, idx *compute.Tensor, shiftCol, scaleCo
 	out := output(dst)
 	low := lowPrecision(dst.DType())
 	r := rounder(dst.DType())
-	b.parallel(R, 16, func(lo, hi int) {
-		for row := lo; row < hi; row++ {
-			tr := int(ix[row])
-			compute.Check(tr >= 0 && tr < T, "Modulate", "table row %d outside [0,%d)", tr, T)
-			sh := ts[tr*W+shiftCol : tr*W+shiftCol+H]
-			sc := ts[tr*W+scaleCol : tr*W+scaleCol+H]
-			modulateRow(out[row*H:(row+1)*H], xs[row*H:(row+1)*H], sh, sc, low, r)
-		}
+	b.perTableRow("Modulate", R, 16, T, ix, func(row, tr int) {
+		sh := ts[tr*W+shiftCol : tr*W+shiftCol+H]
+		sc := ts[tr*W+scaleCol : tr*W+scaleCol+H]
+		modulateRow(out[row*H:(row+1)*H], xs[row*H:(row+1)*H], sh, sc, low, r)
 	})
 	store(dst, out)
+}
+
+// perTableRow runs fn(row, tr) for rows [0, R) in parallel, grain rows at a
+// time, tr being row's table row ix[row]; it panics, naming op, for a table
+// row outside [0, T).
+func (b *Backend) perTableRow(op string, R, grain, T int, ix []int64, fn func(row, tr int)) {
+	b.parallel(R, grain, func(lo, hi int) {
+		for row := lo; row < hi; row++ {
+			tr := int(ix[row])
+			compute.Check(tr >= 0 && tr < T, op, "table row %d outside [0,%d)", tr, T)
+			fn(row, tr)
+		}
+	})
 }
 
 // modulateRow writes xr·(1+sc)+sh into o (o may be xr), rounding with r
@@ -46,13 +55,9 @@ func (b *Backend) GatedAdd(dst, x, y, table, idx *compute.Tensor, gateCol int) {
 	out := output(dst)
 	low := lowPrecision(dst.DType())
 	r := rounder(dst.DType())
-	b.parallel(R, 16, func(lo, hi int) {
-		for row := lo; row < hi; row++ {
-			tr := int(ix[row])
-			compute.Check(tr >= 0 && tr < T, "GatedAdd", "table row %d outside [0,%d)", tr, T)
-			g := ts[tr*W+gateCol : tr*W+gateCol+H]
-			gatedAddRow(out[row*H:(row+1)*H], xs[row*H:(row+1)*H], ys[row*H:(row+1)*H], g, low, r)
-		}
+	b.perTableRow("GatedAdd", R, 16, T, ix, func(row, tr int) {
+		g := ts[tr*W+gateCol : tr*W+gateCol+H]
+		gatedAddRow(out[row*H:(row+1)*H], xs[row*H:(row+1)*H], ys[row*H:(row+1)*H], g, low, r)
 	})
 	store(dst, out)
 }
