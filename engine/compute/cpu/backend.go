@@ -188,24 +188,23 @@ func Bytes(t *compute.Tensor) []byte { return bytesOf(t) }
 // Float32s returns the elements of an F32 CPU tensor as a slice sharing its
 // storage. It panics for other dtypes.
 func Float32s(t *compute.Tensor) []float32 {
-	if t.DType() != compute.F32 {
-		panic(fmt.Sprintf("cpu: Float32s of %v", t))
-	}
-	b := bytesOf(t)
-	if len(b) == 0 {
-		return nil
-	}
-	return unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), len(b)/4)
+	return view[float32](t, "Float32s", t.DType() == compute.F32)
 }
 
 // Uint16s returns the raw elements of a BF16 or F16 CPU tensor.
 func Uint16s(t *compute.Tensor) []uint16 {
-	if t.DType() != compute.BF16 && t.DType() != compute.F16 {
-		panic(fmt.Sprintf("cpu: Uint16s of %v", t))
+	return view[uint16](t, "Uint16s", t.DType() == compute.BF16 || t.DType() == compute.F16)
+}
+
+// view is t's bytes as elements of type E, sharing its storage (nil for an
+// empty tensor); it panics, naming what, unless ok (t's dtype fits E).
+func view[E any](t *compute.Tensor, what string, ok bool) []E {
+	if !ok {
+		panic(fmt.Sprintf("cpu: %s of %v", what, t))
 	}
 	b := bytesOf(t)
 	if len(b) == 0 {
 		return nil
 	}
-	return unsafe.Slice((*uint16)(unsafe.Pointer(&b[0])), len(b)/2)
+	return unsafe.Slice((*E)(unsafe.Pointer(&b[0])), len(b)/int(unsafe.Sizeof(*new(E))))
 }

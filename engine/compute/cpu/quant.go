@@ -2,7 +2,6 @@ package cpu
 
 import (
 	"encoding/binary"
-	"fmt"
 	"unsafe"
 
 	"h3studio/engine/compute"
@@ -16,21 +15,15 @@ import (
 // words returns the uint32 words of a U32 CPU tensor (a copy when the view
 // is not 4-byte aligned).
 func words(t *compute.Tensor) []uint32 {
-	if t.DType() != compute.U32 {
-		panic(fmt.Sprintf("cpu: words of %v", t))
+	ok := t.DType() == compute.U32
+	if b := bytesOf(t); ok && len(b) > 0 && uintptr(unsafe.Pointer(&b[0]))%4 != 0 {
+		w := make([]uint32, len(b)/4)
+		for i := range w {
+			w[i] = binary.LittleEndian.Uint32(b[4*i:])
+		}
+		return w
 	}
-	b := bytesOf(t)
-	if len(b) == 0 {
-		return nil
-	}
-	if uintptr(unsafe.Pointer(&b[0]))%4 == 0 {
-		return unsafe.Slice((*uint32)(unsafe.Pointer(&b[0])), len(b)/4)
-	}
-	w := make([]uint32, len(b)/4)
-	for i := range w {
-		w[i] = binary.LittleEndian.Uint32(b[4*i:])
-	}
-	return w
+	return view[uint32](t, "words", ok)
 }
 
 // packQuantRows packs B(n, k) = ŵ[n, k] of a quantized weight.
