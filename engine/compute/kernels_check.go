@@ -34,6 +34,18 @@ func CheckGatherRows(dst, src, idx *Tensor) { checkRows("GatherRows", dst, src, 
 // (the indices' range is the backend's to check).
 func CheckScatterRows(dst, src, idx *Tensor) { checkRows("ScatterRows", dst, src, idx, src, dst) }
 
+// CheckMoveRows is CheckGatherRows (gather) or CheckScatterRows. It returns
+// the tensor whose rows are moved, one per index, and the one whose rows
+// the indices address: dst and src for a gather, src and dst for a scatter.
+func CheckMoveRows(dst, src, idx *Tensor, gather bool) (moved, indexed *Tensor) {
+	if gather {
+		CheckGatherRows(dst, src, idx)
+		return dst, src
+	}
+	CheckScatterRows(dst, src, idx)
+	return src, dst
+}
+
 // checkRows checks a row gather or scatter: one index per row of moved,
 // rows of indexed addressed by them.
 func checkRows(op string, dst, src, idx, moved, indexed *Tensor) {

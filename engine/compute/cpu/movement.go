@@ -89,24 +89,19 @@ func rowBytes(t *compute.Tensor) int {
 
 // GatherRows sets dst[i] = src[idx[i]].
 func (b *Backend) GatherRows(dst, src, idx *compute.Tensor) {
-	compute.CheckGatherRows(dst, src, idx)
 	b.moveRows("GatherRows", dst, src, idx, true)
 }
 
 // ScatterRows sets dst[idx[i]] = src[i].
 func (b *Backend) ScatterRows(dst, src, idx *compute.Tensor) {
-	compute.CheckScatterRows(dst, src, idx)
 	b.moveRows("ScatterRows", dst, src, idx, false)
 }
 
 // moveRows copies row i of src to row idx[i] of dst (scatter) or row idx[i]
 // of src to row i of dst (gather), checking every index.
 func (b *Backend) moveRows(op string, dst, src, idx *compute.Tensor, gather bool) {
+	moved, indexed := compute.CheckMoveRows(dst, src, idx, gather)
 	b.dispatch(0)
-	moved, indexed := dst, src
-	if !gather {
-		moved, indexed = src, dst
-	}
 	rb := rowBytes(moved)
 	sb, db := bytesOf(src), bytesOf(dst)
 	n := indexed.Dim(0)

@@ -111,11 +111,8 @@ func transposePlan(shape compute.Shape, perm []int) (dims []int, strides []int64
 
 // rowsOp launches a checked GatherRows / ScatterRows.
 func (b *Backend) rowsOp(op string, dst, src, idx *compute.Tensor, gather bool) {
+	moved, indexed := compute.CheckMoveRows(dst, src, idx, gather)
 	nIdx := idx.NumElements()
-	moved, indexed := dst, src // gather: dst rows are moved, src rows indexed
-	if !gather {
-		moved, indexed = src, dst
-	}
 	if nIdx == 0 || moved.Bytes() == 0 {
 		return
 	}
@@ -141,13 +138,11 @@ func (b *Backend) rowsOp(op string, dst, src, idx *compute.Tensor, gather bool) 
 
 // GatherRows sets dst[i] = src[idx[i]] along the outermost axis.
 func (b *Backend) GatherRows(dst, src, idx *compute.Tensor) {
-	compute.CheckGatherRows(dst, src, idx)
 	b.rowsOp("GatherRows", dst, src, idx, true)
 }
 
 // ScatterRows sets dst[idx[i]] = src[i]; other rows of dst are unchanged.
 func (b *Backend) ScatterRows(dst, src, idx *compute.Tensor) {
-	compute.CheckScatterRows(dst, src, idx)
 	b.rowsOp("ScatterRows", dst, src, idx, false)
 }
 

@@ -33,13 +33,22 @@ func (b *Backend) MatMul(dst, x, w, bias *compute.Tensor) {
 		xf, rel = b.asType(xf, compute.F32)
 		defer rel()
 	}
+	b.productRuns(dst, x, w, bias, xf, wf, M, N, K, func(out *compute.Tensor, xr, wa, or Arg, rows int) {
+		b.matmulRows(rows, N, K, xr, wa, or, bias, xf.DType(), wf.DType(), out.DType())
+	})
+}
+
+// productRuns records dst[M, N] = x·wᵀ (+ bias), read as xf and wf, in runs
+// of rows (rowRuns) inside floatOut: run records one, given out, xf's and
+// out's rows of the run as xr and or, and wf as wa.
+func (b *Backend) productRuns(dst, x, w, bias, xf, wf *compute.Tensor, M, N, K int, run func(out *compute.Tensor, xr, wa, or Arg, rows int)) {
 	perRow, step := b.rowRuns(M, N, K)
 	b.floatOut(dst, []*compute.Tensor{x, w, bias}, func(out *compute.Tensor) {
 		xa, wa, oa := b.arg(xf, false), b.arg(wf, false), b.arg(out, true)
 		for m0 := 0; m0 < M; m0 += step {
 			rows := min(step, M-m0)
 			b.count(perRow * float64(rows))
-			b.matmulRows(rows, N, K, rowsOf(xa, m0, rows, K), wa, rowsOf(oa, m0, rows, N), bias, xf.DType(), wf.DType(), out.DType())
+			run(out, rowsOf(xa, m0, rows, K), wa, rowsOf(oa, m0, rows, N), rows)
 		}
 	})
 }

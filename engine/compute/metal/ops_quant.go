@@ -30,17 +30,11 @@ func (b *Backend) quantMatMul(dst, x, w, bias *compute.Tensor, M, N, K int) {
 	}
 	xf, releaseX := b.floatIn(x)
 	defer releaseX()
-	perRow, step := b.rowRuns(M, N, K)
-	b.floatOut(dst, []*compute.Tensor{x, w, bias}, func(out *compute.Tensor) {
-		xa, wa, oa := b.arg(xf, false), b.arg(w, false), b.arg(out, true)
-		for m0 := 0; m0 < M; m0 += step {
-			rows := min(step, M-m0)
-			b.count(perRow * float64(rows))
-			k := KargsQgemm{M: uint32(rows), N: uint32(N), K: uint32(K), RowWords: uint32(f.RowWords(K)), CodeWords: uint32(f.CodeWords(K)),
-				GroupSize: uint32(f.GroupSize), BiasDt: dtCode(bias), HasBias: b2u(bias != nil)}
-			b.encode(&Dispatch{Kernel: kname("qmatmul", xf.DType(), out.DType()) + fmt.Sprintf("_q%d", f.Bits),
-				Args:   []Arg{{Bytes: argBytes(k)}, rowsOf(xa, m0, rows, K), wa, b.optArg(bias), rowsOf(oa, m0, rows, N)},
-				Groups: [3]int{ceilDiv(N, gemmTile), ceilDiv(rows, gemmTile), 1}, Threads: [3]int{gemmThreads, 1, 1}})
-		}
+	b.productRuns(dst, x, w, bias, xf, w, M, N, K, func(out *compute.Tensor, xr, wa, or Arg, rows int) {
+		k := KargsQgemm{M: uint32(rows), N: uint32(N), K: uint32(K), RowWords: uint32(f.RowWords(K)), CodeWords: uint32(f.CodeWords(K)),
+			GroupSize: uint32(f.GroupSize), BiasDt: dtCode(bias), HasBias: b2u(bias != nil)}
+		b.encode(&Dispatch{Kernel: kname("qmatmul", xf.DType(), out.DType()) + fmt.Sprintf("_q%d", f.Bits),
+			Args:   []Arg{{Bytes: argBytes(k)}, xr, wa, b.optArg(bias), or},
+			Groups: [3]int{ceilDiv(N, gemmTile), ceilDiv(rows, gemmTile), 1}, Threads: [3]int{gemmThreads, 1, 1}})
 	})
 }
