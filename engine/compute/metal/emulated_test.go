@@ -6,7 +6,6 @@ import (
 	"context"
 	"flag"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -117,19 +116,12 @@ func TestMappingLifecycleEmulated(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := metal.New(dev, metal.Options{})
-	path := filepath.Join(t.TempDir(), "w.safetensors")
 	vals := make([]float32, 4096)
 	for i := range vals {
 		vals[i] = float32(i)
 	}
-	if err := safetensors.Write(path, []safetensors.Entry{safetensors.F32("w", compute.F32, compute.Shape{64, 64}, vals)}, nil); err != nil {
-		t.Fatal(err)
-	}
-	f, err := safetensors.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := safetensors.NewBinder("test", f, b).Tensor("w", 64, 64)
+	f, bind := metal.WriteCheckpoint(t, b, safetensors.F32("w", compute.F32, compute.Shape{64, 64}, vals))
+	w := bind.Tensor("w", 64, 64)
 	if err := b.Sync(context.Background()); err != nil || w == nil {
 		t.Fatalf("bind: %v", err)
 	}

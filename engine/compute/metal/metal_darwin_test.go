@@ -4,7 +4,6 @@ package metal_test
 
 import (
 	"errors"
-	"path/filepath"
 	"testing"
 
 	"h3studio/darwin/mtl"
@@ -51,16 +50,8 @@ func TestZeroCopyMetal(t *testing.T) {
 	for i := range v {
 		v[i] = float32(i % 251)
 	}
-	path := filepath.Join(t.TempDir(), "w.safetensors")
-	if err := safetensors.Write(path, []safetensors.Entry{safetensors.F32("w", compute.BF16, compute.Shape{n}, v)}, nil); err != nil {
-		t.Fatal(err)
-	}
-	f, err := safetensors.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, bind := metal.WriteCheckpoint(t, b, safetensors.F32("w", compute.BF16, compute.Shape{n}, v))
 	defer f.Close()
-	bind := safetensors.NewBinder("test", f, b)
 	w := bind.Tensor("w", n)
 	if err := bind.Err(); err != nil {
 		t.Fatal(err)

@@ -4,7 +4,6 @@ package metal_test
 
 import (
 	"os"
-	"path/filepath"
 	"testing"
 
 	"h3studio/engine/compute"
@@ -39,16 +38,8 @@ func TestZeroCopyCheckpoint(t *testing.T) {
 		vals[name] = v
 		entries = append(entries, safetensors.F32(name, compute.F32, compute.Shape{n}, v))
 	}
-	path := filepath.Join(t.TempDir(), "m.safetensors")
-	if err := safetensors.Write(path, entries, nil); err != nil {
-		t.Fatal(err)
-	}
-	f, err := safetensors.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, bind := metal.WriteCheckpoint(t, b, entries...)
 	defer f.Close()
-	bind := safetensors.NewBinder("test", f, b)
 	for _, name := range []string{"a", "b", "c", "d", "e"} {
 		w := bind.Tensor(name, n)
 		if err := bind.Err(); err != nil {
