@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"h3studio/engine/compute"
 )
 
 var testSrc = os.DirFS("testdata/src")
@@ -29,21 +31,9 @@ func build(t *testing.T, file string) *Module {
 	return m
 }
 
-func f32s(b []byte) []float32 {
-	v := make([]float32, len(b)/4)
-	for i := range v {
-		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-	}
-	return v
-}
+func f32s(b []byte) []float32 { return compute.DecodeFloat32(compute.F32, b) }
 
-func bytesF32(v []float32) []byte {
-	b := make([]byte, 4*len(v))
-	for i, f := range v {
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(f))
-	}
-	return b
-}
+func bytesF32(v []float32) []byte { return compute.EncodeFloat32(compute.F32, v) }
 
 func argsN(n uint32, eps float32) []byte {
 	b := make([]byte, 8)
