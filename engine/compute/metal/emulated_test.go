@@ -18,18 +18,25 @@ import (
 	"h3studio/shaders"
 )
 
+// emulated is a Metal backend with o over a device whose kernels package
+// mslcpu runs on the CPU (with do); the test is skipped where there is no
+// C++ toolchain.
+func emulated(t *testing.T, do mslcpu.DeviceOptions, o metal.Options) (*mslcpu.Device, *metal.Backend) {
+	t.Helper()
+	dev, err := mslcpu.NewDevice(mslcpu.Require(t), shaders.Files(), do)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dev, metal.New(dev, o)
+}
+
 // TestConformanceEmulated runs the conformance suite on the Metal backend
 // with the kernels executed on the CPU by package mslcpu, and takes the
 // kernel census: every entry point of shaders/*.metal must be dispatched by at
 // least one passing case. With H3_KERNEL_CENSUS=path it writes the census
 // there (tools/kernelcensus prints it for `make test-kernels`).
 func TestConformanceEmulated(t *testing.T) {
-	tc := mslcpu.Require(t)
-	dev, err := mslcpu.NewDevice(tc, shaders.Files(), mslcpu.DeviceOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := metal.New(dev, metal.Options{})
+	dev, b := emulated(t, mslcpu.DeviceOptions{}, metal.Options{})
 	tested := map[string]int{}
 	computetest.RunAll(t, b, computetest.Options{AfterCase: func(name string, passed bool) {
 		for k, n := range dev.Dispatched() {
@@ -82,12 +89,7 @@ func itoa(n int) string {
 // and products (dense and quantized) in runs of 32 rows: the results must
 // not change.
 func TestSplitDispatchesEmulated(t *testing.T) {
-	tc := mslcpu.Require(t)
-	dev, err := mslcpu.NewDevice(tc, shaders.Files(), mslcpu.DeviceOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := metal.New(dev, metal.Options{DispatchBudget: 2e4})
+	dev, b := emulated(t, mslcpu.DeviceOptions{}, metal.Options{DispatchBudget: 2e4})
 	split := map[string]int{} // dispatches of the case's own kernel
 	computetest.RunAll(t, b, computetest.Options{Filter: "^(Attention/d64/f32_f32|Attention/d128_causal/f16_f16|MatMul/f32_f32|MatMul/q4/f32_f32)$",
 		AfterCase: func(name string, passed bool) {
@@ -110,12 +112,7 @@ func TestSplitDispatchesEmulated(t *testing.T) {
 // work reading it) before the file is unmapped, so no device view outlives
 // its mapping.
 func TestMappingLifecycleEmulated(t *testing.T) {
-	tc := mslcpu.Require(t)
-	dev, err := mslcpu.NewDevice(tc, shaders.Files(), mslcpu.DeviceOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := metal.New(dev, metal.Options{})
+	dev, b := emulated(t, mslcpu.DeviceOptions{}, metal.Options{})
 	vals := make([]float32, 4096)
 	for i := range vals {
 		vals[i] = float32(i)

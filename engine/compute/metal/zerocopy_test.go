@@ -10,7 +10,6 @@ import (
 	"h3studio/engine/compute/metal"
 	"h3studio/engine/compute/metal/mslcpu"
 	"h3studio/engine/safetensors"
-	"h3studio/shaders"
 )
 
 // TestZeroCopyCheckpoint binds checkpoint tensors through the Binder: the
@@ -18,13 +17,8 @@ import (
 // tensor is a view of it, never a copy — here with windows of 2 pages, so a
 // shard spans several device buffers — and kernels read the views.
 func TestZeroCopyCheckpoint(t *testing.T) {
-	tc := mslcpu.Require(t)
 	page := os.Getpagesize()
-	dev, err := mslcpu.NewDevice(tc, shaders.Files(), mslcpu.DeviceOptions{MaxBuffer: int64(2 * page)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := metal.New(dev, metal.Options{})
+	_, b := emulated(t, mslcpu.DeviceOptions{MaxBuffer: int64(2 * page)}, metal.Options{})
 	var _ compute.HostMapper = b
 
 	n := page / 4 // a page of float32s per tensor
