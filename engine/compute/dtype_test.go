@@ -5,14 +5,22 @@ import (
 	"testing"
 )
 
-func TestBF16RoundTripExact(t *testing.T) {
-	for h := 0; h < 1<<16; h++ {
-		f := BF16ToF32(uint16(h))
-		if math.IsNaN(float64(f)) {
-			continue
-		}
-		if got := BF16FromF32(f); got != uint16(h) {
-			t.Fatalf("bf16 %#04x -> %v -> %#04x", h, f, got)
+// TestHalfRoundTripExact: every non-NaN bf16 and f16 value survives the
+// trip through float32 and back.
+func TestHalfRoundTripExact(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		to   func(uint16) float32
+		from func(float32) uint16
+	}{{"bf16", BF16ToF32, BF16FromF32}, {"f16", F16ToF32, F16FromF32}} {
+		for h := 0; h < 1<<16; h++ {
+			f := c.to(uint16(h))
+			if math.IsNaN(float64(f)) {
+				continue
+			}
+			if got := c.from(f); got != uint16(h) {
+				t.Fatalf("%s %#04x -> %v -> %#04x", c.name, h, f, got)
+			}
 		}
 	}
 }
@@ -35,18 +43,6 @@ func TestBF16RoundsToNearestEven(t *testing.T) {
 	}
 	if n := BF16FromF32(float32(math.NaN())); n&0x7f80 != 0x7f80 || n&0x7f == 0 {
 		t.Errorf("NaN -> %#04x, not a NaN", n)
-	}
-}
-
-func TestF16RoundTripExact(t *testing.T) {
-	for h := 0; h < 1<<16; h++ {
-		f := F16ToF32(uint16(h))
-		if math.IsNaN(float64(f)) {
-			continue
-		}
-		if got := F16FromF32(f); got != uint16(h) {
-			t.Fatalf("f16 %#04x -> %v -> %#04x", h, f, got)
-		}
 	}
 }
 
