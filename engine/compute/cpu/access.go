@@ -12,16 +12,22 @@ import (
 // load returns t's elements as float32. For an aligned F32 tensor the slice
 // shares storage; otherwise it is a converted copy.
 func load(t *compute.Tensor) []float32 {
-	if t.DType() == compute.F32 {
-		b := bytesOf(t)
-		if len(b) == 0 {
-			return nil
-		}
-		if uintptr(unsafe.Pointer(&b[0]))%4 == 0 {
-			return unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), len(b)/4)
-		}
+	if v, ok := f32View(t); ok {
+		return v
 	}
 	return loadCopy(t)
+}
+
+// f32View is the storage of an F32 tensor aligned to 4 bytes as float32s;
+// ok is false for other tensors.
+func f32View(t *compute.Tensor) (v []float32, ok bool) {
+	if t.DType() != compute.F32 {
+		return nil, false
+	}
+	if b := bytesOf(t); len(b) > 0 && uintptr(unsafe.Pointer(&b[0]))%4 != 0 {
+		return nil, false
+	}
+	return view[float32](t, "f32View", true), true
 }
 
 // loadOpt is load of an optional operand: nil for a nil tensor.
@@ -86,14 +92,8 @@ func store(t *compute.Tensor, v []float32) {
 // output returns a float32 slice to compute dst into: dst's own storage when
 // it is aligned F32 (store is then a no-op), else scratch.
 func output(dst *compute.Tensor) []float32 {
-	if dst.DType() == compute.F32 {
-		b := bytesOf(dst)
-		if len(b) == 0 {
-			return nil
-		}
-		if uintptr(unsafe.Pointer(&b[0]))%4 == 0 {
-			return unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), len(b)/4)
-		}
+	if v, ok := f32View(dst); ok {
+		return v
 	}
 	return make([]float32, dst.NumElements())
 }
