@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -139,17 +140,6 @@ func TestDropBetweenReferences(t *testing.T) {
 			return len(h.w.compose.refRows) == n
 		}
 	}
-	same := func(got, want []string) bool {
-		if len(got) != len(want) {
-			return false
-		}
-		for i := range got {
-			if got[i] != want[i] {
-				return false
-			}
-		}
-		return true
-	}
 
 	h.w.HandleDrop(fyne.NewPos(700, 300), uris(a, voice))
 	h.settle(ready(2))
@@ -161,7 +151,7 @@ func TestDropBetweenReferences(t *testing.T) {
 	}
 	h.w.HandleDrop(pos, uris(b))
 	sn := h.settle(ready(3))
-	if want := []string{b, a, voice}; !same(order(sn), want) {
+	if want := []string{b, a, voice}; !slices.Equal(order(sn), want) {
 		t.Fatalf("after a drop above row 1: %v, want %v", order(sn), want)
 	}
 	if got := h.w.compose.refRows[sn.Draft.References[0].ID].badge.Text; got != "Picture 1" {
@@ -172,7 +162,7 @@ func TestDropBetweenReferences(t *testing.T) {
 	pos, _ = h.w.ReferenceDropPoint(1, false)
 	h.w.HandleDrop(pos, uris(c, d))
 	sn = h.settle(ready(5))
-	if want := []string{b, a, c, d, voice}; !same(order(sn), want) {
+	if want := []string{b, a, c, d, voice}; !slices.Equal(order(sn), want) {
 		t.Fatalf("after a drop below row 2: %v, want %v", order(sn), want)
 	}
 	if got := sn.Labels; len(got) != 5 || got[3] != "Picture 4" || got[4] != "Audio 1" {

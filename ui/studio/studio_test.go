@@ -65,6 +65,16 @@ type env struct {
 // the test waits on change notifications.
 func newEnv(t *testing.T, o fakeengine.Options, async bool) *env {
 	t.Helper()
+	return startEnv(t, o, func(opts *studio.Options) {
+		if async {
+			opts.Go = nil
+		}
+	})
+}
+
+// startEnv makes the studio of newEnv with the options adjusted by edit.
+func startEnv(t *testing.T, o fakeengine.Options, edit func(*studio.Options)) *env {
+	t.Helper()
 	dir := t.TempDir()
 	e := &env{t: t, lib: filepath.Join(dir, "Library"), in: filepath.Join(dir, "in"), x: &executor{}, wake: make(chan struct{}, 1)}
 	os.MkdirAll(e.in, 0o755)
@@ -75,9 +85,7 @@ func newEnv(t *testing.T, o fakeengine.Options, async bool) *env {
 	e.eng = fakeengine.New(o)
 	opts := studio.Options{Engine: e.eng, Library: lib, AppVersion: "test", Device: "test device", Go: e.x.Go,
 		Now: func() time.Time { return time.Now().Add(time.Duration(e.skew.Load())) }}
-	if async {
-		opts.Go = nil
-	}
+	edit(&opts)
 	e.s, err = studio.New(opts)
 	if err != nil {
 		t.Fatal(err)

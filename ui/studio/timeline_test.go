@@ -26,31 +26,10 @@ func newMP4Env(t *testing.T) *env {
 		}
 		t.Skip("SKIP: ffmpeg not installed")
 	}
-	dir := t.TempDir()
-	e := &env{t: t, lib: filepath.Join(dir, "Library"), in: filepath.Join(dir, "in"), x: &executor{}, wake: make(chan struct{}, 1)}
-	os.MkdirAll(e.in, 0o755)
-	lib, err := studio.OpenLibrary(e.lib, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.eng = fakeengine.New(fakeengine.Options{})
-	e.s, err = studio.New(studio.Options{Engine: e.eng, Library: lib, AppVersion: "test", Go: e.x.Go, Opener: media.Open,
-		VideoSink: func(p string) (media.Sink, error) { return media.NewMP4Sink(p, media.MP4Options{}) }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(e.s.Close)
-	e.s.Subscribe(func() {
-		select {
-		case e.wake <- struct{}{}:
-		default:
-		}
+	return startEnv(t, fakeengine.Options{}, func(opts *studio.Options) {
+		opts.Opener = media.Open
+		opts.VideoSink = func(p string) (media.Sink, error) { return media.NewMP4Sink(p, media.MP4Options{}) }
 	})
-	model := filepath.Join(dir, "model")
-	os.MkdirAll(model, 0o755)
-	e.s.SetModel(model)
-	e.settle(func(sn studio.Snapshot) bool { return sn.Model.Ready && sn.LibraryLoaded })
-	return e
 }
 
 // waitView drains and waits until the timeline's view satisfies cond.
