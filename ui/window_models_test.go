@@ -82,8 +82,8 @@ func TestModelsWindowDownloads(t *testing.T) {
 	if !strings.Contains(mw.choices.Selected, "T2VA") || !strings.Contains(mw.free.Text, "free") {
 		t.Fatalf("choice %q, free %q", mw.choices.Selected, mw.free.Text)
 	}
-	if !strings.Contains(strings.Join(allText(mw.installed), " "), "No MiniMax-H3 snapshot found") {
-		t.Fatalf("installed list: %v", allText(mw.installed))
+	if !strings.Contains(strings.Join(labelTexts(mw.installed, false), " "), "No MiniMax-H3 snapshot found") {
+		t.Fatalf("installed list: %v", labelTexts(mw.installed, false))
 	}
 	test.Tap(mw.start)
 	var root string
@@ -94,7 +94,7 @@ func TestModelsWindowDownloads(t *testing.T) {
 		}
 		return root != "" && strings.HasPrefix(mw.status.Text, "Done")
 	})
-	settle("the listing", func() bool { return strings.Contains(strings.Join(allText(mw.installed), " "), root) })
+	settle("the listing", func() bool { return strings.Contains(strings.Join(labelTexts(mw.installed, false), " "), root) })
 	if findButton(mw.installed, "Use") == nil || findButton(mw.installed, "Verify") == nil {
 		t.Fatal("the snapshot row has no Use/Verify buttons")
 	}
