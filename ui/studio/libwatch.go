@@ -52,24 +52,9 @@ func (w *libWatcher) follow(dir string) {
 	}
 }
 
-func (w *libWatcher) loop() {
-	for {
-		select {
-		case ev, ok := <-w.fs.Events:
-			if !ok {
-				return
-			}
-			if ev.Op != fsnotify.Chmod {
-				w.schedule()
-			}
-		case _, ok := <-w.fs.Errors:
-			if !ok {
-				return
-			}
-			w.schedule() // overflow: read the folder again
-		}
-	}
-}
+// loop reads the folder again after any change but a mode change, and
+// after an overflow.
+func (w *libWatcher) loop() { drainWatch(w.fs, ignoreChmod(w.schedule), w.schedule) }
 
 func (w *libWatcher) schedule() {
 	w.mu.Lock()

@@ -399,23 +399,7 @@ func (t *Timeline) watchLocked(dir string) {
 }
 
 func (t *Timeline) watchLoop() {
-	for {
-		select {
-		case ev, ok := <-t.watch.Events:
-			if !ok {
-				return
-			}
-			if ev.Op == fsnotify.Chmod {
-				continue
-			}
-			t.scheduleRecheck()
-		case _, ok := <-t.watch.Errors:
-			if !ok {
-				return
-			}
-			t.scheduleRecheck()
-		}
-	}
+	drainWatch(t.watch, ignoreChmod(t.scheduleRecheck), t.scheduleRecheck)
 }
 
 // scheduleRecheck rechecks the sources once things are quiet (a take moved
@@ -520,10 +504,7 @@ func (t *Timeline) loadClip(path string) (*Clip, error) {
 		}
 		path = filepath.Join(path, VideoFile)
 	}
-	if t.s.opts.Opener == nil {
-		return nil, errors.New("this build can't decode videos")
-	}
-	src, err := t.s.opts.Opener(path)
+	src, err := t.s.openVideo(path)
 	if err != nil {
 		return nil, err
 	}
@@ -687,12 +668,17 @@ func safeName(s string) string {
 	}, s)
 }
 
-// sourceFrame decodes frame f (24 fps grid) of a video at full size.
-func (t *Timeline) sourceFrame(path string, f int) (*image.RGBA, error) {
-	if t.s.opts.Opener == nil {
+// openVideo opens a video with the build's decoder.
+func (s *Studio) openVideo(path string) (media.Source, error) {
+	if s.opts.Opener == nil {
 		return nil, errors.New("this build can't decode videos")
 	}
-	src, err := t.s.opts.Opener(path)
+	return s.opts.Opener(path)
+}
+
+// sourceFrame decodes frame f (24 fps grid) of a video at full size.
+func (t *Timeline) sourceFrame(path string, f int) (*image.RGBA, error) {
+	src, err := t.s.openVideo(path)
 	if err != nil {
 		return nil, err
 	}
