@@ -3,8 +3,6 @@ package ui
 import (
 	"image"
 	"image/color"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -13,6 +11,7 @@ import (
 
 	"fyne.io/fyne/v2"
 	"h3studio/engine/media"
+	"h3studio/ui/internal/uitest"
 	"h3studio/ui/studio"
 	"h3studio/ui/studio/fakeengine"
 )
@@ -22,7 +21,7 @@ import (
 // length and "with its sound", the sound an envelope for its waveform,
 // and both their type badges.
 func TestDropVideoAndSound(t *testing.T) {
-	needFFmpeg(t)
+	uitest.NeedTools(t, "ffmpeg")
 	h := newHarness(t, fakeengine.Options{}, false)
 	clip := filepath.Join(h.dir, "walk.mp4")
 	writeMP4(t, clip, 60) // 2.5 s
@@ -59,18 +58,6 @@ func TestDropVideoAndSound(t *testing.T) {
 		if p.Where == studio.AtReferences {
 			t.Errorf("a legal video + sound pair is flagged: %s", p)
 		}
-	}
-}
-
-// needFFmpeg skips a test that writes or reads MP4 where ffmpeg is missing
-// (the Linux build goes through it), and fails it on CI.
-func needFFmpeg(t *testing.T) {
-	t.Helper()
-	if _, err := exec.LookPath("ffmpeg"); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("ffmpeg is missing on CI (make deps installs Debian's ffmpeg)")
-		}
-		t.Skip("SKIP: ffmpeg not installed (Debian package ffmpeg): the Linux build writes and reads MP4 through it")
 	}
 }
 

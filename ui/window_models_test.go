@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/storage"
@@ -19,6 +18,7 @@ import (
 	"h3studio/engine/media"
 	"h3studio/engine/safetensors"
 	"h3studio/engine/snapshot/snapshottest"
+	"h3studio/ui/internal/uitest"
 	"h3studio/ui/studio"
 	"h3studio/ui/studio/fakeengine"
 )
@@ -56,7 +56,7 @@ func TestModelsWindowDownloads(t *testing.T) {
 	t.Cleanup(s.Close)
 	used := make(chan string, 1)
 	m := studio.NewModels(studio.ModelsOptions{Env: env, UseModel: func(dir string) { used <- dir }, KeepAwake: func() func() { return func() {} }})
-	ui := &queue{}
+	ui := &uitest.Queue{}
 	win := test.NewTempWindow(t, nil)
 	win.Resize(fyne.NewSize(1400, 860))
 	w := New(win, s, Options{Do: ui.Go, Immediate: true, Version: "test", Models: m})
@@ -65,17 +65,8 @@ func TestModelsWindowDownloads(t *testing.T) {
 	mw := w.models
 	settle := func(what string, cond func() bool) {
 		t.Helper()
-		deadline := time.Now().Add(30 * time.Second)
-		for {
-			ui.drain()
-			mw.apply()
-			if cond() {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("never: %s (status %q)", what, mw.status.Text)
-			}
-			time.Sleep(10 * time.Millisecond)
+		if !uitest.Until(nil, func() bool { ui.Drain(); mw.apply(); return cond() }) {
+			t.Fatalf("never: %s (status %q)", what, mw.status.Text)
 		}
 	}
 	settle("the choices", func() bool { return len(mw.choices.Options) > 0 && !mw.start.Disabled() })

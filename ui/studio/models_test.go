@@ -13,6 +13,7 @@ import (
 	"h3studio/engine/hfhub/fakehub"
 	"h3studio/engine/snapshot"
 	"h3studio/engine/snapshot/snapshottest"
+	"h3studio/ui/internal/uitest"
 )
 
 const modelsTestCommit = "0123456789abcdef0123456789abcdef01234567"
@@ -107,13 +108,7 @@ func newModelsFixture(t *testing.T, token string) *modelsFixture {
 
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	uitest.Wait(t, what, nil, cond)
 }
 
 func phase(m *Models) DownloadPhase { return m.Snapshot().Download.Phase }

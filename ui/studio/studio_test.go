@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"image"
 	"image/color"
 	"image/png"
 	"io"
@@ -20,41 +19,19 @@ import (
 
 	"h3studio/engine"
 	"h3studio/engine/media"
+	"h3studio/ui/internal/uitest"
 	"h3studio/ui/studio"
 	"h3studio/ui/studio/fakeengine"
 )
 
-// executor runs background tasks when the test drains it, on the test's
-// goroutine: deterministic, no sleeps.
-type executor struct {
-	mu sync.Mutex
-	q  []func()
-}
-
-func (e *executor) Go(f func()) { e.mu.Lock(); e.q = append(e.q, f); e.mu.Unlock() }
-
-func (e *executor) Drain() {
-	for {
-		e.mu.Lock()
-		if len(e.q) == 0 {
-			e.mu.Unlock()
-			return
-		}
-		f := e.q[0]
-		e.q = e.q[1:]
-		e.mu.Unlock()
-		f()
-	}
-}
-
 type env struct {
 	t    *testing.T
 	s    *studio.Studio
-	x    *executor
+	x    *uitest.Queue
 	eng  *fakeengine.Engine
 	lib  string
 	in   string
-	wake chan struct{}
+	wake uitest.Wake
 	// skew moves the studio's clock ahead (nanoseconds), for tests of
 	// what depends on time passing.
 	skew atomic.Int64
@@ -76,7 +53,7 @@ func newEnv(t *testing.T, o fakeengine.Options, async bool) *env {
 func startEnv(t *testing.T, o fakeengine.Options, edit func(*studio.Options)) *env {
 	t.Helper()
 	dir := t.TempDir()
-	e := &env{t: t, lib: filepath.Join(dir, "Library"), in: filepath.Join(dir, "in"), x: &executor{}, wake: make(chan struct{}, 1)}
+	e := &env{t: t, lib: filepath.Join(dir, "Library"), in: filepath.Join(dir, "in"), x: &uitest.Queue{}, wake: uitest.NewWake()}
 	os.MkdirAll(e.in, 0o755)
 	lib, err := studio.OpenLibrary(e.lib, nil)
 	if err != nil {
@@ -91,12 +68,7 @@ func startEnv(t *testing.T, o fakeengine.Options, edit func(*studio.Options)) *e
 		t.Fatal(err)
 	}
 	t.Cleanup(e.s.Close)
-	e.s.Subscribe(func() {
-		select {
-		case e.wake <- struct{}{}:
-		default:
-		}
-	})
+	e.s.Subscribe(e.wake.Signal)
 	model := filepath.Join(dir, "model")
 	os.MkdirAll(model, 0o755)
 	e.s.SetModel(model)
@@ -104,53 +76,51 @@ func startEnv(t *testing.T, o fakeengine.Options, edit func(*studio.Options)) *e
 	return e
 }
 
-// settle drains the executor (sync) or waits for notifications (async)
+// settle drains the queue (sync) or waits for notifications (async)
 // until cond holds.
 func (e *env) settle(cond func(studio.Snapshot) bool) studio.Snapshot {
 	e.t.Helper()
-	deadline := time.After(20 * time.Second)
-	for {
-		e.x.Drain()
-		sn := e.s.Snapshot()
-		if cond(sn) {
-			return sn
+	return waitState(e.t, "the awaited state", e.s, e.x, e.wake, cond)
+}
+
+// waitState drains x (nil: none) until s's state satisfies cond, looking
+// again on each signal on wake (nil: none, only the kit's rechecks); it
+// fails t naming what, with the state it saw last.
+func waitState(t testing.TB, what string, s *studio.Studio, x *uitest.Queue, wake uitest.Wake, cond func(studio.Snapshot) bool) studio.Snapshot {
+	t.Helper()
+	var sn studio.Snapshot
+	if !uitest.Until(wake, func() bool {
+		if x != nil {
+			x.Drain()
 		}
-		select {
-		case <-e.wake:
-		case <-time.After(50 * time.Millisecond): // a sync executor has no more work: re-check once
-		case <-deadline:
-			e.t.Fatalf("state never reached; last snapshot: model %+v, jobs %+v, notices %+v", sn.Model, sn.Jobs, sn.Notices)
-		}
+		sn = s.Snapshot()
+		return cond(sn)
+	}) {
+		t.Fatalf("%s: never happened; model %+v, %d takes, running %v, queued %d, jobs %+v, notices %+v, viewer %+v",
+			what, sn.Model, len(sn.Takes), sn.Running, sn.Queued, sn.Jobs, sn.Notices, sn.Viewer)
+	}
+	return sn
+}
+
+// subscribe returns a Wake signalled on every change of s and a wait for
+// s's state (waitState without a queue).
+func subscribe(t testing.TB, s *studio.Studio) (uitest.Wake, func(what string, cond func(studio.Snapshot) bool) studio.Snapshot) {
+	wake := uitest.NewWake()
+	s.Subscribe(wake.Signal)
+	return wake, func(what string, cond func(studio.Snapshot) bool) studio.Snapshot {
+		t.Helper()
+		return waitState(t, what, s, nil, wake, cond)
 	}
 }
 
 func (e *env) png(name string, c color.RGBA) string {
 	e.t.Helper()
-	img := image.NewRGBA(image.Rect(0, 0, 64, 48))
-	for i := 0; i < len(img.Pix); i += 4 {
-		img.Pix[i], img.Pix[i+1], img.Pix[i+2], img.Pix[i+3] = c.R, c.G, c.B, 255
-	}
-	var b bytes.Buffer
-	png.Encode(&b, img)
-	p := filepath.Join(e.in, name)
-	if err := os.WriteFile(p, b.Bytes(), 0o644); err != nil {
-		e.t.Fatal(err)
-	}
-	return p
+	return uitest.WriteFile(e.t, e.in, name, uitest.PNG(64, 48, c))
 }
 
 func (e *env) wav(name string, secs float64) string {
 	e.t.Helper()
-	n := int(secs * 32000)
-	a := media.Audio{Rate: 32000, Channels: 2, Samples: make([]float32, 2*n)}
-	for i := range a.Samples {
-		a.Samples[i] = 0.5
-	}
-	p := filepath.Join(e.in, name)
-	if err := media.WriteWAVFile(p, a, media.PCM16); err != nil {
-		e.t.Fatal(err)
-	}
-	return p
+	return uitest.WAV(e.t, e.in, name, secs, 0.5)
 }
 
 func (e *env) tiny() {
@@ -683,7 +653,7 @@ func (e refusingEngine) Open(string) (studio.Generator, error) { return refusing
 func TestPlanErrorShown(t *testing.T) {
 	dir := t.TempDir()
 	lib, _ := studio.OpenLibrary(filepath.Join(dir, "lib"), nil)
-	x := &executor{}
+	x := &uitest.Queue{}
 	s, err := studio.New(studio.Options{Engine: refusingEngine{fakeengine.New(fakeengine.Options{})}, Library: lib, Go: x.Go})
 	if err != nil {
 		t.Fatal(err)
@@ -704,7 +674,7 @@ func TestPlanErrorShown(t *testing.T) {
 func TestMemoryFitWarning(t *testing.T) {
 	dir := t.TempDir()
 	lib, _ := studio.OpenLibrary(filepath.Join(dir, "lib"), nil)
-	x := &executor{}
+	x := &uitest.Queue{}
 	s, err := studio.New(studio.Options{Engine: fakeengine.New(fakeengine.Options{}), Library: lib, Go: x.Go, MemoryBytes: 2 << 30})
 	if err != nil {
 		t.Fatal(err)
@@ -798,23 +768,20 @@ func TestProbesAreBounded(t *testing.T) {
 	for i := 0; i < 12; i++ {
 		paths = append(paths, e.png(fmt.Sprintf("p%02d.png", i), color.RGBA{uint8(i * 20), 0, 0, 255}))
 	}
+	wake := uitest.NewWake()
+	s.Subscribe(wake.Signal)
 	s.AddReferences(paths)
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		sn := s.Snapshot()
-		ready := 0
-		for _, r := range sn.Draft.References {
+	ready := func() int {
+		n := 0
+		for _, r := range s.Snapshot().Draft.References {
 			if r.Media.State == studio.MediaReady {
-				ready++
+				n++
 			}
 		}
-		if ready == len(paths) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d files read", ready, len(paths))
-		}
-		time.Sleep(10 * time.Millisecond)
+		return n
+	}
+	if !uitest.Until(wake, func() bool { return ready() == len(paths) }) {
+		t.Fatalf("%d of %d files read", ready(), len(paths))
 	}
 	if most > 2 || most == 0 {
 		t.Errorf("%d files were read at once, want at most 2", most)
@@ -837,11 +804,12 @@ func TestInfoNoticesFade(t *testing.T) {
 	if n := len(s.Snapshot().Notices); n != 3 {
 		t.Fatalf("%d notices", n)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for len(s.Snapshot().Notices) != 2 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
+	wake := uitest.NewWake()
+	s.Subscribe(wake.Signal)
+	two := func() bool { return len(s.Snapshot().Notices) == 2 }
+	if uitest.Until(wake, two) && !uitest.Holds(100*time.Millisecond, wake, two) {
+		t.Error("a notice that stays until dismissed left")
 	}
-	time.Sleep(100 * time.Millisecond)
 	var left []string
 	for _, n := range s.Snapshot().Notices {
 		left = append(left, n.Text)
