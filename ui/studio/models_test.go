@@ -111,6 +111,12 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	uitest.Wait(t, what, nil, cond)
 }
 
+// fileHasBytes reports whether path exists and is not empty.
+func fileHasBytes(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.Size() > 0
+}
+
 func phase(m *Models) DownloadPhase { return m.Snapshot().Download.Phase }
 
 // A fresh user: nothing found, the window offers the task sets with their
@@ -205,10 +211,10 @@ func TestModelsPauseResumeCancel(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("never reached the stall")
 	}
-	time.Sleep(100 * time.Millisecond)
+	partial := filepath.Join(f.m.Snapshot().HubCache, hfhub.RepoFolderName(hfhub.Repo), ".h3studio-partial", f.hub.Etag(big)+".part")
+	waitFor(t, "the bytes before the stall on disk", func() bool { return fileHasBytes(partial) })
 	f.m.Pause()
 	waitFor(t, "the pause", func() bool { return phase(f.m) == DownloadPaused })
-	partial := filepath.Join(f.m.Snapshot().HubCache, hfhub.RepoFolderName(hfhub.Repo), ".h3studio-partial", f.hub.Etag(big)+".part")
 	if st, err := os.Stat(partial); err != nil || st.Size() == 0 {
 		t.Fatalf("paused without keeping the partial: %v", err)
 	}
@@ -228,10 +234,10 @@ func TestModelsPauseResumeCancel(t *testing.T) {
 	g.hub.Stall = &fakehub.Fault{Path: big, At: int64(len(g.files[big]) / 2)}
 	g.m.Start([]snapshot.Task{snapshot.T2VA}, "")
 	<-g.hub.Stalled
-	time.Sleep(100 * time.Millisecond)
+	gp := filepath.Join(g.m.Snapshot().HubCache, hfhub.RepoFolderName(hfhub.Repo), ".h3studio-partial", g.hub.Etag(big)+".part")
+	waitFor(t, "the bytes before the stall on disk", func() bool { return fileHasBytes(gp) })
 	g.m.Cancel()
 	waitFor(t, "the cancel", func() bool { return phase(g.m) == DownloadCancelled })
-	gp := filepath.Join(g.m.Snapshot().HubCache, hfhub.RepoFolderName(hfhub.Repo), ".h3studio-partial", g.hub.Etag(big)+".part")
 	if _, err := os.Stat(gp); err == nil {
 		t.Fatal("Cancel kept the partial file")
 	}
