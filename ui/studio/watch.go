@@ -61,6 +61,52 @@ func (w *watcher) revalidate() {
 	}
 }
 
+// debouncer runs f once things are quiet: delay after the last of a burst
+// of pokes. After stop, nothing pending or poked later runs.
+type debouncer struct {
+	delay time.Duration
+	f     func()
+
+	mu      sync.Mutex
+	timer   *time.Timer
+	stopped bool
+}
+
+func newDebouncer(delay time.Duration, f func()) *debouncer {
+	return &debouncer{delay: delay, f: f}
+}
+
+// poke (re)starts the wait before f runs.
+func (d *debouncer) poke() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.stopped {
+		return
+	}
+	if d.timer != nil {
+		d.timer.Reset(d.delay)
+		return
+	}
+	d.timer = time.AfterFunc(d.delay, func() {
+		d.mu.Lock()
+		d.timer = nil
+		stopped := d.stopped
+		d.mu.Unlock()
+		if !stopped {
+			d.f()
+		}
+	})
+}
+
+func (d *debouncer) stop() {
+	d.mu.Lock()
+	d.stopped = true
+	if d.timer != nil {
+		d.timer.Stop()
+	}
+	d.mu.Unlock()
+}
+
 // drainWatch hands each of fw's events to onEvent and calls onError on
 // each of its errors (an overflow: events were lost), until fw is closed.
 func drainWatch(fw *fsnotify.Watcher, onEvent func(fsnotify.Event), onError func()) {
