@@ -33,14 +33,8 @@ func TestModelsWindowDownloads(t *testing.T) {
 	if err := snapshottest.WriteReleasedMinimal(d, "FL2VA"); err != nil {
 		t.Fatal(err)
 	}
-	files := map[string][]byte{"model_index.json": []byte(`{}`)}
-	filepath.Walk(d, func(p string, info os.FileInfo, err error) error {
-		if err == nil && !info.IsDir() {
-			rel, _ := filepath.Rel(d, p)
-			files[filepath.ToSlash(rel)], _ = os.ReadFile(p)
-		}
-		return err
-	})
+	files := uitest.Files(t, d)
+	files["model_index.json"] = []byte(`{}`)
 	hub := fakehub.New(hfhub.Repo, "89abcdef0123456789abcdef0123456789abcdef", files)
 	t.Cleanup(hub.Close)
 	home := t.TempDir()

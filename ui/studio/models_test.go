@@ -23,14 +23,8 @@ func modelsRepo(t *testing.T) map[string][]byte {
 	if err := snapshottest.WriteReleasedMinimal(d, "FL2VA", "Ref2VA"); err != nil {
 		t.Fatal(err)
 	}
-	files := map[string][]byte{"model_index.json": []byte(`{"_class_name": "MiniMaxH3Pipeline"}`)}
-	filepath.Walk(d, func(p string, info os.FileInfo, err error) error {
-		if err == nil && !info.IsDir() {
-			rel, _ := filepath.Rel(d, p)
-			files[filepath.ToSlash(rel)], _ = os.ReadFile(p)
-		}
-		return err
-	})
+	files := uitest.Files(t, d)
+	files["model_index.json"] = []byte(`{"_class_name": "MiniMaxH3Pipeline"}`)
 	for p, b := range files {
 		if strings.HasPrefix(p, "Ref2VA/transformer/") && strings.HasSuffix(p, ".safetensors") {
 			c := append([]byte(nil), b...)

@@ -11,6 +11,7 @@ import (
 	"image"
 	"image/color"
 	"image/png"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -159,4 +160,27 @@ func WAV(t testing.TB, dir, name string, secs float64, level float32) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// Files reads every file below dir into a map keyed by its slash-separated
+// path relative to dir (the repository of a fake Hub).
+func Files(t testing.TB, dir string) map[string][]byte {
+	t.Helper()
+	files := map[string][]byte{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		files[filepath.ToSlash(rel)] = b
+		return err
+	})
+	if err != nil {
+		t.Fatalf("reading the files below %s: %v", dir, err)
+	}
+	return files
 }

@@ -1,6 +1,8 @@
 package uitest
 
 import (
+	"os"
+	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -48,5 +50,20 @@ func TestUntilAndHolds(t *testing.T) {
 	go func() { v.Store(3); wake.Signal() }()
 	if Holds(Timeout, wake, func() bool { return v.Load() == 2 }) {
 		t.Fatal("Holds missed the condition breaking")
+	}
+}
+
+// TestFilesKeysBySlashPath: Files reads nested files under their
+// slash-separated relative paths and lists no folders.
+func TestFilesKeysBySlashPath(t *testing.T) {
+	dir := t.TempDir()
+	WriteFile(t, dir, "a.txt", []byte("a"))
+	if err := os.MkdirAll(filepath.Join(dir, "sub", "deeper"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	WriteFile(t, filepath.Join(dir, "sub", "deeper"), "b.bin", []byte{1, 2})
+	got := Files(t, dir)
+	if len(got) != 2 || string(got["a.txt"]) != "a" || len(got["sub/deeper/b.bin"]) != 2 {
+		t.Fatalf("files %v", got)
 	}
 }
