@@ -79,16 +79,7 @@ func (c *compose) newSettings() *widget.Form {
 
 	// Advanced.
 	c.steps = widget.NewEntry()
-	c.steps.OnChanged = func(t string) {
-		if c.updating {
-			return
-		}
-		if v, err := strconv.Atoi(strings.TrimSpace(t)); err == nil {
-			sp := w.snap.Draft.Settings.Speed
-			sp.Steps = v
-			s.SetSpeed(sp)
-		}
-	}
+	c.steps.OnChanged = c.speedSetter(func(sp *studio.Speed, v int) { sp.Steps = v })
 	c.reuse = widget.NewSelect(rangeOptions(studio.ReuseRange), c.speedSetter(func(sp *studio.Speed, v int) { sp.Reuse = v }))
 	c.layers = widget.NewSelect(rangeOptions(studio.LayersRange), c.speedSetter(func(sp *studio.Speed, v int) { sp.Layers = v }))
 	c.coreReuse = widget.NewSelect(rangeOptions(studio.CoreReuseRange), c.speedSetter(func(sp *studio.Speed, v int) { sp.CoreReuse = v }))
@@ -270,12 +261,15 @@ func rangeOptions(r studio.Range) []string {
 	return o
 }
 
+// speedSetter is the change handler of a speed control (an entry or a
+// select of numbers): a whole number sets the field set writes, anything
+// else (a number half typed) is left alone.
 func (c *compose) speedSetter(set func(*studio.Speed, int)) func(string) {
 	return func(l string) {
 		if c.updating {
 			return
 		}
-		if v, err := strconv.Atoi(l); err == nil {
+		if v, err := strconv.Atoi(strings.TrimSpace(l)); err == nil {
 			sp := c.w.snap.Draft.Settings.Speed
 			set(&sp, v)
 			c.w.s.SetSpeed(sp)

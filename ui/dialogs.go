@@ -35,6 +35,21 @@ func homeURI() fyne.ListableURI {
 	return l
 }
 
+// showFileDialog shows a file or folder dialog titled title, listing only
+// files with the extensions exts (nil: every file), opening in the home
+// folder at the window's dialog size.
+func (w *Window) showFileDialog(d *dialog.FileDialog, title string, exts []string) {
+	d.SetTitleText(title)
+	if exts != nil {
+		d.SetFilter(storage.NewExtensionFileFilter(exts))
+	}
+	if h := homeURI(); h != nil {
+		d.SetLocation(h)
+	}
+	d.Resize(w.dialogSize())
+	d.Show()
+}
+
 // chooseFile asks for one file with the given extensions.
 func (w *Window) chooseFile(title string, exts []string, then func(path string)) {
 	d := dialog.NewFileOpen(func(r fyne.URIReadCloser, err error) {
@@ -44,13 +59,7 @@ func (w *Window) chooseFile(title string, exts []string, then func(path string))
 		r.Close()
 		then(r.URI().Path())
 	}, w.win)
-	d.SetTitleText(title)
-	d.SetFilter(storage.NewExtensionFileFilter(exts))
-	if h := homeURI(); h != nil {
-		d.SetLocation(h)
-	}
-	d.Resize(w.dialogSize())
-	d.Show()
+	w.showFileDialog(d, title, exts)
 }
 
 // chooseModel asks for a model snapshot folder, then shows its report.
@@ -62,12 +71,7 @@ func (w *Window) chooseModel() {
 		w.reportFor = u.Path()
 		w.s.SetModel(u.Path())
 	}, w.win)
-	d.SetTitleText("Choose the MiniMax-H3 folder (the one holding FL2VA/ and Ref2VA/)")
-	if h := homeURI(); h != nil {
-		d.SetLocation(h)
-	}
-	d.Resize(w.dialogSize())
-	d.Show()
+	w.showFileDialog(d, "Choose the MiniMax-H3 folder (the one holding FL2VA/ and Ref2VA/)", nil)
 }
 
 // applyModelReport shows the report of a folder the user just chose, once
@@ -165,14 +169,8 @@ func (w *Window) saveDialog(title, name string, exts []string, then func(path st
 		wc.Close()
 		then(p)
 	}, w.win)
-	d.SetTitleText(title)
 	d.SetFileName(name)
-	d.SetFilter(storage.NewExtensionFileFilter(exts))
-	if h := homeURI(); h != nil {
-		d.SetLocation(h)
-	}
-	d.Resize(w.dialogSize())
-	d.Show()
+	w.showFileDialog(d, title, exts)
 }
 
 func exportName(t studio.Take, ext string) string { return t.ID + ext }
@@ -208,12 +206,7 @@ func (w *Window) exportFrames() {
 		}
 		w.s.ExportFrames(t.ID, filepath.Join(u.Path(), t.ID+"-frames"))
 	}, w.win)
-	d.SetTitleText("Export frames into a new folder inside…")
-	if h := homeURI(); h != nil {
-		d.SetLocation(h)
-	}
-	d.Resize(w.dialogSize())
-	d.Show()
+	w.showFileDialog(d, "Export frames into a new folder inside…", nil)
 }
 
 func (w *Window) showAbout() {

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"slices"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
@@ -88,18 +89,6 @@ func (p *loraPanel) row(l studio.LoRAChoice) fyne.CanvasObject {
 	)
 }
 
-func sameLoRAs(a, b []studio.LoRAChoice) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 // apply shows the snapshot's library and Turbo setting.
 func (p *loraPanel) apply(sn studio.Snapshot) {
 	p.updating = true
@@ -111,7 +100,7 @@ func (p *loraPanel) apply(sn studio.Snapshot) {
 		note += " About " + fmtDuration(sn.Plan.Estimate) + " here, the LoRAs' extra work included."
 	}
 	p.turboNote.SetText(note)
-	if sameLoRAs(p.shown, st.LoRAs) {
+	if slices.Equal(p.shown, st.LoRAs) {
 		return
 	}
 	p.shown = append([]studio.LoRAChoice(nil), st.LoRAs...)

@@ -193,24 +193,6 @@ func TestUnusableModelFolder(t *testing.T) {
 	}
 }
 
-// allWidgetText collects the text of labels inside o, looking into widgets.
-func allWidgetText(o fyne.CanvasObject) []string {
-	var out []string
-	switch x := o.(type) {
-	case *widget.Label:
-		out = append(out, x.Text)
-	case *fyne.Container:
-		for _, c := range x.Objects {
-			out = append(out, allWidgetText(c)...)
-		}
-	case fyne.Widget:
-		for _, c := range test.WidgetRenderer(x).Objects() {
-			out = append(out, allWidgetText(c)...)
-		}
-	}
-	return out
-}
-
 // TestSettingsControls works every settings control in Compose and checks
 // the request the engine is asked to plan: canvas, length, quality preset,
 // the Advanced controls (which make the settings custom, and whose rule

@@ -3,15 +3,15 @@ package ui
 import (
 	"image"
 	"image/color"
-	"os"
-	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"fyne.io/fyne/v2"
 	"h3studio/engine/media"
+	"h3studio/ui/internal/uitest"
 	"h3studio/ui/studio"
 	"h3studio/ui/studio/fakeengine"
 )
@@ -21,7 +21,7 @@ import (
 // length and "with its sound", the sound an envelope for its waveform,
 // and both their type badges.
 func TestDropVideoAndSound(t *testing.T) {
-	needFFmpeg(t)
+	uitest.NeedTools(t, "ffmpeg")
 	h := newHarness(t, fakeengine.Options{}, false)
 	clip := filepath.Join(h.dir, "walk.mp4")
 	writeMP4(t, clip, 60) // 2.5 s
@@ -58,18 +58,6 @@ func TestDropVideoAndSound(t *testing.T) {
 		if p.Where == studio.AtReferences {
 			t.Errorf("a legal video + sound pair is flagged: %s", p)
 		}
-	}
-}
-
-// needFFmpeg skips a test that writes or reads MP4 where ffmpeg is missing
-// (the Linux build goes through it), and fails it on CI.
-func needFFmpeg(t *testing.T) {
-	t.Helper()
-	if _, err := exec.LookPath("ffmpeg"); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("ffmpeg is missing on CI (make deps installs Debian's ffmpeg)")
-		}
-		t.Skip("SKIP: ffmpeg not installed (Debian package ffmpeg): the Linux build writes and reads MP4 through it")
 	}
 }
 
@@ -139,17 +127,6 @@ func TestDropBetweenReferences(t *testing.T) {
 			return len(h.w.compose.refRows) == n
 		}
 	}
-	same := func(got, want []string) bool {
-		if len(got) != len(want) {
-			return false
-		}
-		for i := range got {
-			if got[i] != want[i] {
-				return false
-			}
-		}
-		return true
-	}
 
 	h.w.HandleDrop(fyne.NewPos(700, 300), uris(a, voice))
 	h.settle(ready(2))
@@ -161,7 +138,7 @@ func TestDropBetweenReferences(t *testing.T) {
 	}
 	h.w.HandleDrop(pos, uris(b))
 	sn := h.settle(ready(3))
-	if want := []string{b, a, voice}; !same(order(sn), want) {
+	if want := []string{b, a, voice}; !slices.Equal(order(sn), want) {
 		t.Fatalf("after a drop above row 1: %v, want %v", order(sn), want)
 	}
 	if got := h.w.compose.refRows[sn.Draft.References[0].ID].badge.Text; got != "Picture 1" {
@@ -172,7 +149,7 @@ func TestDropBetweenReferences(t *testing.T) {
 	pos, _ = h.w.ReferenceDropPoint(1, false)
 	h.w.HandleDrop(pos, uris(c, d))
 	sn = h.settle(ready(5))
-	if want := []string{b, a, c, d, voice}; !same(order(sn), want) {
+	if want := []string{b, a, c, d, voice}; !slices.Equal(order(sn), want) {
 		t.Fatalf("after a drop below row 2: %v, want %v", order(sn), want)
 	}
 	if got := sn.Labels; len(got) != 5 || got[3] != "Picture 4" || got[4] != "Audio 1" {

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/storage"
@@ -19,6 +18,7 @@ import (
 	"h3studio/engine/media"
 	"h3studio/engine/safetensors"
 	"h3studio/engine/snapshot/snapshottest"
+	"h3studio/ui/internal/uitest"
 	"h3studio/ui/studio"
 	"h3studio/ui/studio/fakeengine"
 )
@@ -33,14 +33,8 @@ func TestModelsWindowDownloads(t *testing.T) {
 	if err := snapshottest.WriteReleasedMinimal(d, "FL2VA"); err != nil {
 		t.Fatal(err)
 	}
-	files := map[string][]byte{"model_index.json": []byte(`{}`)}
-	filepath.Walk(d, func(p string, info os.FileInfo, err error) error {
-		if err == nil && !info.IsDir() {
-			rel, _ := filepath.Rel(d, p)
-			files[filepath.ToSlash(rel)], _ = os.ReadFile(p)
-		}
-		return err
-	})
+	files := uitest.Files(t, d)
+	files["model_index.json"] = []byte(`{}`)
 	hub := fakehub.New(hfhub.Repo, "89abcdef0123456789abcdef0123456789abcdef", files)
 	t.Cleanup(hub.Close)
 	home := t.TempDir()
@@ -56,7 +50,7 @@ func TestModelsWindowDownloads(t *testing.T) {
 	t.Cleanup(s.Close)
 	used := make(chan string, 1)
 	m := studio.NewModels(studio.ModelsOptions{Env: env, UseModel: func(dir string) { used <- dir }, KeepAwake: func() func() { return func() {} }})
-	ui := &queue{}
+	ui := &uitest.Queue{}
 	win := test.NewTempWindow(t, nil)
 	win.Resize(fyne.NewSize(1400, 860))
 	w := New(win, s, Options{Do: ui.Go, Immediate: true, Version: "test", Models: m})
@@ -65,25 +59,16 @@ func TestModelsWindowDownloads(t *testing.T) {
 	mw := w.models
 	settle := func(what string, cond func() bool) {
 		t.Helper()
-		deadline := time.Now().Add(30 * time.Second)
-		for {
-			ui.drain()
-			mw.apply()
-			if cond() {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("never: %s (status %q)", what, mw.status.Text)
-			}
-			time.Sleep(10 * time.Millisecond)
+		if !uitest.Until(nil, func() bool { ui.Drain(); mw.apply(); return cond() }) {
+			t.Fatalf("never: %s (status %q)", what, mw.status.Text)
 		}
 	}
 	settle("the choices", func() bool { return len(mw.choices.Options) > 0 && !mw.start.Disabled() })
 	if !strings.Contains(mw.choices.Selected, "T2VA") || !strings.Contains(mw.free.Text, "free") {
 		t.Fatalf("choice %q, free %q", mw.choices.Selected, mw.free.Text)
 	}
-	if !strings.Contains(strings.Join(allText(mw.installed), " "), "No MiniMax-H3 snapshot found") {
-		t.Fatalf("installed list: %v", allText(mw.installed))
+	if !strings.Contains(strings.Join(labelTexts(mw.installed, false), " "), "No MiniMax-H3 snapshot found") {
+		t.Fatalf("installed list: %v", labelTexts(mw.installed, false))
 	}
 	test.Tap(mw.start)
 	var root string
@@ -94,7 +79,7 @@ func TestModelsWindowDownloads(t *testing.T) {
 		}
 		return root != "" && strings.HasPrefix(mw.status.Text, "Done")
 	})
-	settle("the listing", func() bool { return strings.Contains(strings.Join(allText(mw.installed), " "), root) })
+	settle("the listing", func() bool { return strings.Contains(strings.Join(labelTexts(mw.installed, false), " "), root) })
 	if findButton(mw.installed, "Use") == nil || findButton(mw.installed, "Verify") == nil {
 		t.Fatal("the snapshot row has no Use/Verify buttons")
 	}

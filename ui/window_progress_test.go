@@ -9,18 +9,26 @@ import (
 	"h3studio/ui/studio/fakeengine"
 )
 
+// heldTake makes a window over an engine that does one unit of work per
+// send on hold, with the demo settings and a prompt ready to generate;
+// steps is the plan's number of denoiser forwards.
+func heldTake(t *testing.T) (h *harness, hold chan struct{}, steps int) {
+	t.Helper()
+	hold = make(chan struct{})
+	h = newHarness(t, fakeengine.Options{Hold: hold}, true)
+	h.s.SetSettings(studio.DemoSettings())
+	h.s.SetPrompt("A red fox walks through fresh snow.")
+	sn := h.settle(func(sn studio.Snapshot) bool { return sn.CanGenerate && sn.Plan != nil })
+	return h, hold, sn.Plan.Forwards
+}
+
 // TestProgressEveryPhase steps the fake engine one unit of work at a time
 // and reads the progress panel: every phase has its row with n/N and a bar
 // (denoising and the video decode included), the foot gives the elapsed
 // time and the time left, the viewer shows the latest preview frame while
 // denoising, and a second Generate queues behind the running take.
 func TestProgressEveryPhase(t *testing.T) {
-	hold := make(chan struct{})
-	h := newHarness(t, fakeengine.Options{Hold: hold}, true)
-	h.s.SetSettings(studio.DemoSettings())
-	h.s.SetPrompt("A red fox walks through fresh snow.")
-	sn := h.settle(func(sn studio.Snapshot) bool { return sn.CanGenerate && sn.Plan != nil })
-	steps := sn.Plan.Forwards
+	h, hold, steps := heldTake(t)
 	if steps < 4 {
 		t.Fatalf("plan has %d forwards", steps)
 	}
@@ -57,7 +65,7 @@ func TestProgressEveryPhase(t *testing.T) {
 
 	// Loading (2 units) and the prompt (4), then 3 denoising steps.
 	step(2 + 4 + 3)
-	sn = phase(engine.PhaseDenoise, 3)
+	sn := phase(engine.PhaseDenoise, 3)
 	d := row(engine.PhaseDenoise)
 	if want := "3/" + itoa(steps); d.count.Text != want {
 		t.Errorf("denoise row says %q, want %q", d.count.Text, want)
@@ -102,19 +110,14 @@ func TestProgressEveryPhase(t *testing.T) {
 
 // TestProgressDecodePhase runs a take to the video decode and reads its row.
 func TestProgressDecodePhase(t *testing.T) {
-	hold := make(chan struct{})
-	h := newHarness(t, fakeengine.Options{Hold: hold}, true)
-	h.s.SetSettings(studio.DemoSettings())
-	h.s.SetPrompt("A red fox walks through fresh snow.")
-	sn := h.settle(func(sn studio.Snapshot) bool { return sn.CanGenerate && sn.Plan != nil })
-	steps := sn.Plan.Forwards
+	h, hold, steps := heldTake(t)
 	if _, err := h.s.Generate(); err != nil {
 		t.Fatal(err)
 	}
 	for i := 0; i < 2+4+steps+2; i++ {
 		hold <- struct{}{}
 	}
-	sn = h.settle(func(sn studio.Snapshot) bool {
+	sn := h.settle(func(sn studio.Snapshot) bool {
 		if sn.Running == nil || sn.Running.Current != engine.PhaseVideoDecode {
 			return false
 		}

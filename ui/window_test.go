@@ -1,16 +1,11 @@
 package ui
 
 import (
-	"bytes"
-	"image"
 	"image/color"
-	"image/png"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/storage"
@@ -18,46 +13,22 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"h3studio/engine/media"
+	"h3studio/ui/internal/uitest"
 	"h3studio/ui/studio"
 	"h3studio/ui/studio/fakeengine"
 )
-
-// queue runs functions when the test drains it, on the test's goroutine:
-// the studio's background tasks (sync mode) or the window's UI calls.
-type queue struct {
-	mu sync.Mutex
-	q  []func()
-}
-
-func (q *queue) Go(f func()) { q.mu.Lock(); q.q = append(q.q, f); q.mu.Unlock() }
-
-func (q *queue) drain() int {
-	n := 0
-	for {
-		q.mu.Lock()
-		if len(q.q) == 0 {
-			q.mu.Unlock()
-			return n
-		}
-		f := q.q[0]
-		q.q = q.q[1:]
-		q.mu.Unlock()
-		f()
-		n++
-	}
-}
 
 type harness struct {
 	t    *testing.T
 	s    *studio.Studio
 	w    *Window
-	work *queue // studio tasks (nil when the studio runs goroutines)
-	ui   *queue // functions crossing into the UI
+	work *uitest.Queue // studio tasks (nil when the studio runs goroutines)
+	ui   *uitest.Queue // functions crossing into the UI
 	eng  *fakeengine.Engine
 	lib  string
 	dir  string
 	quit bool
-	wake chan struct{}
+	wake uitest.Wake
 	// revealed records the paths the window asked Finder to show.
 	revealed []string
 }
@@ -66,7 +37,7 @@ func newHarness(t *testing.T, o fakeengine.Options, async bool) *harness {
 	t.Helper()
 	a := test.NewTempApp(t)
 	a.Settings().SetTheme(NewTheme())
-	h := &harness{t: t, dir: t.TempDir(), ui: &queue{}, wake: make(chan struct{}, 1)}
+	h := &harness{t: t, dir: t.TempDir(), ui: &uitest.Queue{}, wake: uitest.NewWake()}
 	h.lib = filepath.Join(h.dir, "Library")
 	lib, err := studio.OpenLibrary(h.lib, nil)
 	if err != nil {
@@ -75,7 +46,7 @@ func newHarness(t *testing.T, o fakeengine.Options, async bool) *harness {
 	h.eng = fakeengine.New(o)
 	opts := studio.Options{Engine: h.eng, Library: lib, Device: "test device", AppVersion: "test", Sample: studio.SampleClip, Opener: media.Open}
 	if !async {
-		h.work = &queue{}
+		h.work = &uitest.Queue{}
 		opts.Go = h.work.Go
 	}
 	h.s, err = studio.New(opts)
@@ -83,12 +54,7 @@ func newHarness(t *testing.T, o fakeengine.Options, async bool) *harness {
 		t.Fatal(err)
 	}
 	t.Cleanup(h.s.Close)
-	h.s.Subscribe(func() {
-		select {
-		case h.wake <- struct{}{}:
-		default:
-		}
-	})
+	h.s.Subscribe(h.wake.Signal)
 	win := test.NewTempWindow(t, nil)
 	win.Resize(fyne.NewSize(1400, 860))
 	reveal := func(p string) error { h.revealed = append(h.revealed, p); return nil }
@@ -104,58 +70,40 @@ func newHarness(t *testing.T, o fakeengine.Options, async bool) *harness {
 // the studio's change notifications (never a fixed sleep).
 func (h *harness) settle(cond func(studio.Snapshot) bool) studio.Snapshot {
 	h.t.Helper()
-	deadline := time.After(20 * time.Second)
-	for {
-		n := 0
-		if h.work != nil {
-			n += h.work.drain()
+	var sn studio.Snapshot
+	if !uitest.Until(h.wake, func() bool {
+		for { // until cond holds or a round finds no work left
+			n := 0
+			if h.work != nil {
+				n += h.work.Drain()
+			}
+			n += h.ui.Drain()
+			h.w.Sync()
+			if sn = h.w.Snapshot(); cond(sn) {
+				return true
+			}
+			if n == 0 {
+				return false
+			}
 		}
-		n += h.ui.drain()
-		h.w.Sync()
-		if sn := h.w.Snapshot(); cond(sn) {
-			return sn
-		}
-		if n > 0 {
-			continue
-		}
-		select {
-		case <-h.wake:
-		case <-deadline:
-			sn := h.s.Snapshot()
-			h.t.Fatalf("state never reached: model %+v, jobs %+v, notices %+v", sn.Model, sn.Jobs, sn.Notices)
-		}
+	}) {
+		sn := h.s.Snapshot()
+		h.t.Fatalf("state never reached: model %+v, jobs %+v, notices %+v", sn.Model, sn.Jobs, sn.Notices)
 	}
+	return sn
 }
 
 func (h *harness) file(name string, b []byte) string {
-	p := filepath.Join(h.dir, name)
-	if err := os.WriteFile(p, b, 0o644); err != nil {
-		h.t.Fatal(err)
-	}
-	return p
+	h.t.Helper()
+	return uitest.WriteFile(h.t, h.dir, name, b)
 }
 
-func pngBytes(c color.RGBA) []byte {
-	img := image.NewRGBA(image.Rect(0, 0, 80, 60))
-	for i := 0; i < len(img.Pix); i += 4 {
-		img.Pix[i], img.Pix[i+1], img.Pix[i+2], img.Pix[i+3] = c.R, c.G, c.B, 255
-	}
-	var b bytes.Buffer
-	png.Encode(&b, img)
-	return b.Bytes()
-}
+// pngBytes is the window tests' 80×60 picture of one colour.
+func pngBytes(c color.RGBA) []byte { return uitest.PNG(80, 60, c) }
 
 func (h *harness) wav(name string, secs float64) string {
-	n := int(secs * 32000)
-	a := media.Audio{Rate: 32000, Channels: 2, Samples: make([]float32, 2*n)}
-	for i := range a.Samples {
-		a.Samples[i] = 0.3
-	}
-	p := filepath.Join(h.dir, name)
-	if err := media.WriteWAVFile(p, a, media.PCM16); err != nil {
-		h.t.Fatal(err)
-	}
-	return p
+	h.t.Helper()
+	return uitest.WAV(h.t, h.dir, name, secs, 0.3)
 }
 
 func TestFirstStartShowsSample(t *testing.T) {
@@ -243,7 +191,7 @@ func TestDropRealFiles(t *testing.T) {
 	})
 	var texts []string
 	for _, o := range h.w.notices.content.Objects {
-		texts = append(texts, allText(o)...)
+		texts = append(texts, labelTexts(o, false)...)
 	}
 	all := strings.Join(texts, "\n") + "\n" + strings.Join(noticeTexts(sn), "\n")
 	for _, want := range []string{"shots is a folder", "notes.txt is not a picture, video or sound file"} {
@@ -274,21 +222,29 @@ func noticeTexts(sn studio.Snapshot) []string {
 	return t
 }
 
-func allText(o fyne.CanvasObject) []string {
+// labelTexts collects the text of the labels inside o, looking through
+// containers and, with intoWidgets, into the objects widgets render.
+func labelTexts(o fyne.CanvasObject, intoWidgets bool) []string {
 	var out []string
 	switch x := o.(type) {
 	case *widget.Label:
 		out = append(out, x.Text)
 	case *fyne.Container:
 		for _, c := range x.Objects {
-			out = append(out, allText(c)...)
+			out = append(out, labelTexts(c, intoWidgets)...)
+		}
+	case fyne.Widget:
+		if intoWidgets {
+			for _, c := range test.WidgetRenderer(x).Objects() {
+				out = append(out, labelTexts(c, intoWidgets)...)
+			}
 		}
 	}
 	return out
 }
 
 func labelsContain(c *fyne.Container, s string) bool {
-	return strings.Contains(strings.Join(allText(c), "\n"), s)
+	return strings.Contains(strings.Join(labelTexts(c, false), "\n"), s)
 }
 
 func TestGenerateThroughTheWindow(t *testing.T) {
@@ -367,7 +323,7 @@ func (h *harness) topDialog(what string) fyne.CanvasObject {
 // dialogText is every text of the topmost dialog, one per line.
 func (h *harness) dialogText(what string) string {
 	h.t.Helper()
-	return strings.Join(allWidgetText(h.topDialog(what)), "\n")
+	return strings.Join(labelTexts(h.topDialog(what), true), "\n")
 }
 
 // tapInDialog taps the topmost dialog's button labelled text.
@@ -429,4 +385,60 @@ func TestTypedLengthSnaps(t *testing.T) {
 		t.Errorf("length shows %q", got)
 	}
 	_ = sn
+}
+
+// TestWindowNoticesKeepLayout: notices appearing and going move none of the
+// window's controls (they float over the viewer's top), and they are shown.
+func TestWindowNoticesKeepLayout(t *testing.T) {
+	h := newHarness(t, fakeengine.Options{}, false)
+	// Dismiss the start's notices, so the first layout has none.
+	for _, n := range h.s.Snapshot().Notices {
+		h.s.Dismiss(n.ID)
+	}
+	h.settle(func(sn studio.Snapshot) bool { return len(sn.Notices) == 0 })
+	controls := map[string]fyne.CanvasObject{
+		"prompt": h.w.compose.prompt, "generate": h.w.compose.generate, "first slot": h.w.compose.first,
+		"player": h.w.viewer.player, "progress": h.w.progress.content, "timeline": h.w.timeline.content,
+		"library list": h.w.library.list, "status bar": h.w.status.content,
+	}
+	type place struct{ pos, size fyne.Position }
+	layout := func() map[string]place {
+		d := fyne.CurrentApp().Driver()
+		m := map[string]place{}
+		for name, o := range controls {
+			m[name] = place{d.AbsolutePositionForObject(o), fyne.NewPos(o.Size().Width, o.Size().Height)}
+		}
+		return m
+	}
+	same := func(when string, want, got map[string]place) {
+		t.Helper()
+		for name, w := range want {
+			if got[name] != w {
+				t.Errorf("%s: %s moved from %v to %v", when, name, w, got[name])
+			}
+		}
+	}
+	h.w.win.Content().Refresh()
+	before := layout()
+	long := strings.Repeat("A notice long enough to wrap over several lines of the notice area. ", 6)
+	h.s.Notify(studio.Warn, long)
+	h.s.Notify(studio.Fail, "A second notice.")
+	sn := h.settle(func(sn studio.Snapshot) bool { return len(sn.Notices) == 2 })
+	h.w.win.Content().Refresh()
+	same("with two notices", before, layout())
+	// The notices are on screen, over the viewer, with their full text.
+	nc := h.w.notices.content
+	if len(nc.Objects) != 2 || nc.Size().Height < 60 || !strings.Contains(strings.Join(labelTexts(nc, false), "\n"), "A second notice.") {
+		t.Errorf("notices not shown: %d rows, %v tall, text %q", len(nc.Objects), nc.Size(), labelTexts(nc, false))
+	}
+	vp := fyne.CurrentApp().Driver().AbsolutePositionForObject(h.w.viewer.content)
+	if np := fyne.CurrentApp().Driver().AbsolutePositionForObject(nc); np != vp {
+		t.Errorf("notices at %v, the viewer at %v", np, vp)
+	}
+	for _, n := range sn.Notices {
+		h.s.Dismiss(n.ID)
+	}
+	h.settle(func(sn studio.Snapshot) bool { return len(sn.Notices) == 0 })
+	h.w.win.Content().Refresh()
+	same("after the notices went", before, layout())
 }

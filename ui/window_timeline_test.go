@@ -14,6 +14,7 @@ import (
 
 	"h3studio/engine/media"
 
+	"h3studio/ui/internal/uitest"
 	"h3studio/ui/studio"
 	"h3studio/ui/studio/fakeengine"
 	"h3studio/ui/studio/sequence"
@@ -338,7 +339,7 @@ func TestSeedGridAndAB(t *testing.T) {
 // timeline: it becomes a clip of its whole length, with thumbnails and
 // its sound's waveform, and the reference list is left alone.
 func TestTimelineDropVideo(t *testing.T) {
-	needFFmpeg(t)
+	uitest.NeedTools(t, "ffmpeg")
 	h := newHarness(t, fakeengine.Options{}, false)
 	clip := filepath.Join(h.dir, "walk.mp4")
 	writeMP4(t, clip, 60) // 2.5 s

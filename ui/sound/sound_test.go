@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"h3studio/engine/media"
+	"h3studio/ui/internal/uitest"
 )
 
 func tone(secs float64) media.Audio {
@@ -75,22 +76,18 @@ func child(t *testing.T, mode string) {
 	var o Output
 	o.SetAudio(tone(2))
 	o.Start(500 * time.Millisecond)
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) {
-		if pos, ok := o.Position(); ok {
-			if mode == "none" {
-				t.Fatalf("a clock without a device: %v", pos)
-			}
-			if pos < 500*time.Millisecond {
-				t.Fatalf("position %v before the start", pos)
-			}
-			o.Stop()
-			return
+	var pos time.Duration
+	var playing bool
+	uitest.Until(nil, func() bool { pos, playing = o.Position(); return playing || o.Notice() != "" })
+	if playing {
+		if mode == "none" {
+			t.Fatalf("a clock without a device: %v", pos)
 		}
-		if o.Notice() != "" {
-			break
+		if pos < 500*time.Millisecond {
+			t.Fatalf("position %v before the start", pos)
 		}
-		time.Sleep(20 * time.Millisecond)
+		o.Stop()
+		return
 	}
 	if mode == "null" {
 		t.Fatalf("the null device never played: %q", o.Notice())

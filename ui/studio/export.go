@@ -12,27 +12,23 @@ import (
 // ExportMP4 copies a take's video to dst (in the background; a notice says
 // how it went).
 func (s *Studio) ExportMP4(id, dst string) {
-	s.export(id, dst, func(t Take) (string, error) {
-		if !t.Has(VideoFile) {
-			removeEmpty(dst)
-			return "", errors.New("this take has no MP4: it was made by a build without an MP4 writer (the frames and the sound are in its folder)")
-		}
-		if err := copyFileAtomic(filepath.Join(t.Dir, VideoFile), dst); err != nil {
-			removeEmpty(dst)
-			return "", err
-		}
-		return "Exported " + filepath.Base(dst) + ".", nil
-	})
+	s.exportFile(id, dst, VideoFile, "this take has no MP4: it was made by a build without an MP4 writer (the frames and the sound are in its folder)")
 }
 
 // ExportAudio copies a take's sound (WAV) to dst.
 func (s *Studio) ExportAudio(id, dst string) {
+	s.exportFile(id, dst, AudioFile, "this take has no sound")
+}
+
+// exportFile copies a take's file name to dst; a take without it fails
+// with the reason missing.
+func (s *Studio) exportFile(id, dst, name, missing string) {
 	s.export(id, dst, func(t Take) (string, error) {
-		if !t.Has(AudioFile) {
+		if !t.Has(name) {
 			removeEmpty(dst)
-			return "", errors.New("this take has no sound")
+			return "", errors.New(missing)
 		}
-		if err := copyFileAtomic(filepath.Join(t.Dir, AudioFile), dst); err != nil {
+		if err := copyFileAtomic(filepath.Join(t.Dir, name), dst); err != nil {
 			removeEmpty(dst)
 			return "", err
 		}

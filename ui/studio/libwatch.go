@@ -14,12 +14,11 @@ import (
 // debounced: the studio's own saves and a large copy send many.
 type libWatcher struct {
 	fs       *fsnotify.Watcher
-	debounce time.Duration
+	settle   *debouncer // runs changed
 	onChange func()
 
 	mu     sync.Mutex
 	dir    string
-	timer  *time.Timer
 	closed bool
 }
 
@@ -31,7 +30,8 @@ func newLibWatcher(debounce time.Duration, onChange func()) (*libWatcher, error)
 	if debounce <= 0 {
 		debounce = 300 * time.Millisecond
 	}
-	w := &libWatcher{fs: fw, debounce: debounce, onChange: onChange}
+	w := &libWatcher{fs: fw, onChange: onChange}
+	w.settle = newDebouncer(debounce, w.changed)
 	go w.loop()
 	return w, nil
 }
@@ -52,63 +52,32 @@ func (w *libWatcher) follow(dir string) {
 	}
 }
 
-func (w *libWatcher) loop() {
-	for {
-		select {
-		case ev, ok := <-w.fs.Events:
-			if !ok {
-				return
-			}
-			if ev.Op != fsnotify.Chmod {
-				w.schedule()
-			}
-		case _, ok := <-w.fs.Errors:
-			if !ok {
-				return
-			}
-			w.schedule() // overflow: read the folder again
-		}
-	}
-}
+// loop reads the folder again after any change but a mode change, and
+// after an overflow.
+func (w *libWatcher) loop() { drainWatch(w.fs, ignoreChmod(w.settle.poke), w.settle.poke) }
 
-func (w *libWatcher) schedule() {
+// changed is a quiet moment after changes: the folder is read again.
+func (w *libWatcher) changed() {
 	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.closed {
-		return
-	}
-	if w.timer != nil {
-		w.timer.Reset(w.debounce)
-		return
-	}
-	w.timer = time.AfterFunc(w.debounce, func() {
-		w.mu.Lock()
-		w.timer = nil
-		closed, dir := w.closed, w.dir
-		w.mu.Unlock()
-		if closed {
-			return
+	dir := w.dir
+	w.mu.Unlock()
+	if dir != "" {
+		if _, err := os.Stat(dir); err != nil {
+			// The library folder itself went (its disk was
+			// disconnected): the watch is gone with it.
+			w.mu.Lock()
+			w.dir = ""
+			w.mu.Unlock()
 		}
-		if dir != "" {
-			if _, err := os.Stat(dir); err != nil {
-				// The library folder itself went (its disk was
-				// disconnected): the watch is gone with it.
-				w.mu.Lock()
-				w.dir = ""
-				w.mu.Unlock()
-			}
-		}
-		w.onChange()
-	})
+	}
+	w.onChange()
 }
 
 func (w *libWatcher) close() {
 	w.mu.Lock()
 	w.closed = true
-	if w.timer != nil {
-		w.timer.Stop()
-	}
 	w.mu.Unlock()
+	w.settle.stop()
 	w.fs.Close()
 }
 

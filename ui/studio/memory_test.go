@@ -6,17 +6,18 @@ import (
 	"testing"
 
 	"h3studio/engine"
+	"h3studio/ui/internal/uitest"
 	"h3studio/ui/studio"
 	"h3studio/ui/studio/fakeengine"
 )
 
 // memoryStudio opens a studio over a fake engine whose device has budget
 // bytes for a take (0: unknown) and plans the default draft.
-func memoryStudio(t *testing.T, budget int64) (*studio.Studio, *executor) {
+func memoryStudio(t *testing.T, budget int64) (*studio.Studio, *uitest.Queue) {
 	t.Helper()
 	dir := t.TempDir()
 	lib, _ := studio.OpenLibrary(filepath.Join(dir, "lib"), nil)
-	x := &executor{}
+	x := &uitest.Queue{}
 	s, err := studio.New(studio.Options{Engine: fakeengine.New(fakeengine.Options{MemoryBudget: budget}), Library: lib, Go: x.Go})
 	if err != nil {
 		t.Fatal(err)

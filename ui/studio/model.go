@@ -1,6 +1,7 @@
 package studio
 
 import (
+	"slices"
 	"time"
 
 	"h3studio/engine"
@@ -72,7 +73,7 @@ func (s *Studio) openModel(seq int, dir string, revalidate bool) {
 		s.mu.Unlock()
 		return
 	}
-	if revalidate && s.gen != nil && info.Usable && sameTasks(info.Tasks, s.model.Info.Tasks) {
+	if revalidate && s.gen != nil && info.Usable && slices.Equal(info.Tasks, s.model.Info.Tasks) {
 		s.model.Info = info
 		s.changedLocked()
 		s.mu.Unlock()
@@ -113,18 +114,6 @@ func (s *Studio) openModel(seq int, dir string, revalidate bool) {
 func (s *Studio) resetPlanLocked() {
 	s.plan, s.planErr, s.planVer = nil, nil, 0
 	s.estimates = map[engine.Preset]time.Duration{}
-}
-
-func sameTasks(a, b []engine.Task) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // modelChanged is the watcher's callback for the model folder.

@@ -13,6 +13,7 @@ import (
 	"h3studio/engine/hfhub/fakehub"
 	"h3studio/engine/snapshot"
 	"h3studio/engine/snapshot/snapshottest"
+	"h3studio/ui/internal/uitest"
 )
 
 const modelsTestCommit = "0123456789abcdef0123456789abcdef01234567"
@@ -22,14 +23,8 @@ func modelsRepo(t *testing.T) map[string][]byte {
 	if err := snapshottest.WriteReleasedMinimal(d, "FL2VA", "Ref2VA"); err != nil {
 		t.Fatal(err)
 	}
-	files := map[string][]byte{"model_index.json": []byte(`{"_class_name": "MiniMaxH3Pipeline"}`)}
-	filepath.Walk(d, func(p string, info os.FileInfo, err error) error {
-		if err == nil && !info.IsDir() {
-			rel, _ := filepath.Rel(d, p)
-			files[filepath.ToSlash(rel)], _ = os.ReadFile(p)
-		}
-		return err
-	})
+	files := uitest.Files(t, d)
+	files["model_index.json"] = []byte(`{"_class_name": "MiniMaxH3Pipeline"}`)
 	for p, b := range files {
 		if strings.HasPrefix(p, "Ref2VA/transformer/") && strings.HasSuffix(p, ".safetensors") {
 			c := append([]byte(nil), b...)
@@ -107,13 +102,13 @@ func newModelsFixture(t *testing.T, token string) *modelsFixture {
 
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	uitest.Wait(t, what, nil, cond)
+}
+
+// fileHasBytes reports whether path exists and is not empty.
+func fileHasBytes(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.Size() > 0
 }
 
 func phase(m *Models) DownloadPhase { return m.Snapshot().Download.Phase }
@@ -210,10 +205,10 @@ func TestModelsPauseResumeCancel(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("never reached the stall")
 	}
-	time.Sleep(100 * time.Millisecond)
+	partial := filepath.Join(f.m.Snapshot().HubCache, hfhub.RepoFolderName(hfhub.Repo), ".h3studio-partial", f.hub.Etag(big)+".part")
+	waitFor(t, "the bytes before the stall on disk", func() bool { return fileHasBytes(partial) })
 	f.m.Pause()
 	waitFor(t, "the pause", func() bool { return phase(f.m) == DownloadPaused })
-	partial := filepath.Join(f.m.Snapshot().HubCache, hfhub.RepoFolderName(hfhub.Repo), ".h3studio-partial", f.hub.Etag(big)+".part")
 	if st, err := os.Stat(partial); err != nil || st.Size() == 0 {
 		t.Fatalf("paused without keeping the partial: %v", err)
 	}
@@ -233,10 +228,10 @@ func TestModelsPauseResumeCancel(t *testing.T) {
 	g.hub.Stall = &fakehub.Fault{Path: big, At: int64(len(g.files[big]) / 2)}
 	g.m.Start([]snapshot.Task{snapshot.T2VA}, "")
 	<-g.hub.Stalled
-	time.Sleep(100 * time.Millisecond)
+	gp := filepath.Join(g.m.Snapshot().HubCache, hfhub.RepoFolderName(hfhub.Repo), ".h3studio-partial", g.hub.Etag(big)+".part")
+	waitFor(t, "the bytes before the stall on disk", func() bool { return fileHasBytes(gp) })
 	g.m.Cancel()
 	waitFor(t, "the cancel", func() bool { return phase(g.m) == DownloadCancelled })
-	gp := filepath.Join(g.m.Snapshot().HubCache, hfhub.RepoFolderName(hfhub.Repo), ".h3studio-partial", g.hub.Etag(big)+".part")
 	if _, err := os.Stat(gp); err == nil {
 		t.Fatal("Cancel kept the partial file")
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"h3studio/engine/media"
+	"h3studio/ui/internal/uitest"
 	"h3studio/ui/studio"
 	"h3studio/ui/studio/fakeengine"
 )
@@ -42,7 +43,7 @@ func TestSampleClip(t *testing.T) {
 // firstStart makes a studio on the fake engine's demo folder with an empty
 // library and the drawn placeholder, as app/gui.go does on a first start,
 // and asks for the sample take.
-func firstStart(t *testing.T, o fakeengine.Options, async bool, takes int) (*studio.Studio, *executor, string, chan struct{}) {
+func firstStart(t *testing.T, o fakeengine.Options, async bool, takes int) (*studio.Studio, *uitest.Queue, string, uitest.Wake) {
 	t.Helper()
 	dir := t.TempDir()
 	libDir := filepath.Join(dir, "Library")
@@ -52,7 +53,7 @@ func firstStart(t *testing.T, o fakeengine.Options, async bool, takes int) (*stu
 	}
 	eng := fakeengine.New(o)
 	eng.DemoDir = filepath.Join(dir, "demo")
-	x := &executor{}
+	x := &uitest.Queue{}
 	opts := studio.Options{Engine: eng, Library: lib, AppVersion: "test", Go: x.Go, Sample: func() *studio.Clip { return tinyClip(t, 4) }}
 	if async {
 		opts.Go = nil
@@ -66,11 +67,11 @@ func firstStart(t *testing.T, o fakeengine.Options, async bool, takes int) (*stu
 		s.UseDemo()
 		s.SetPrompt("An earlier take.")
 		s.SetSettings(studio.DemoSettings())
-		wait(t, s, x, func(sn studio.Snapshot) bool { return sn.CanGenerate })
+		waitState(t, "the awaited state", s, x, nil, func(sn studio.Snapshot) bool { return sn.CanGenerate })
 		if _, err := s.Generate(); err != nil {
 			t.Fatal(err)
 		}
-		wait(t, s, x, func(sn studio.Snapshot) bool { return len(sn.Takes) == 1 })
+		waitState(t, "the awaited state", s, x, nil, func(sn studio.Snapshot) bool { return len(sn.Takes) == 1 })
 		s.Close()
 	}
 	s, err := studio.New(opts)
@@ -78,31 +79,11 @@ func firstStart(t *testing.T, o fakeengine.Options, async bool, takes int) (*stu
 		t.Fatal(err)
 	}
 	t.Cleanup(s.Close)
-	wake := make(chan struct{}, 1)
-	s.Subscribe(func() {
-		select {
-		case wake <- struct{}{}:
-		default:
-		}
-	})
+	wake := uitest.NewWake()
+	s.Subscribe(wake.Signal)
 	s.UseDemo()
 	s.RenderSampleTake()
 	return s, x, libDir, wake
-}
-
-func wait(t *testing.T, s *studio.Studio, x *executor, cond func(studio.Snapshot) bool) studio.Snapshot {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		x.Drain()
-		if sn := s.Snapshot(); cond(sn) {
-			return sn
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	sn := s.Snapshot()
-	t.Fatalf("state never reached: model %+v, jobs %+v, viewer %+v", sn.Model, sn.Jobs, sn.Viewer)
-	return sn
 }
 
 func tinyClip(t *testing.T, n int) *studio.Clip {
@@ -125,7 +106,7 @@ func tinyClip(t *testing.T, n int) *studio.Clip {
 // viewer; it is rendered once.
 func TestSampleTakeOnFirstStart(t *testing.T) {
 	s, x, libDir, _ := firstStart(t, fakeengine.Options{}, false, 0)
-	sn := wait(t, s, x, func(sn studio.Snapshot) bool { return len(sn.Takes) == 1 })
+	sn := waitState(t, "the awaited state", s, x, nil, func(sn studio.Snapshot) bool { return len(sn.Takes) == 1 })
 	if len(sn.Jobs) != 1 || sn.Jobs[0].Title != studio.SampleTakeTitle || sn.Jobs[0].State != studio.JobDone {
 		t.Fatalf("jobs %+v", sn.Jobs)
 	}
@@ -146,7 +127,7 @@ func TestSampleTakeOnFirstStart(t *testing.T) {
 	}
 	// Once only, and never over an existing library.
 	s.RenderSampleTake()
-	sn = wait(t, s, x, func(studio.Snapshot) bool { return true })
+	sn = waitState(t, "the awaited state", s, x, nil, func(studio.Snapshot) bool { return true })
 	if len(sn.Jobs) != 1 {
 		t.Errorf("a second sample: %+v", sn.Jobs)
 	}
@@ -156,7 +137,7 @@ func TestSampleTakeOnFirstStart(t *testing.T) {
 // and the newest take is shown.
 func TestNoSampleOverALibrary(t *testing.T) {
 	s, x, _, _ := firstStart(t, fakeengine.Options{}, false, 1)
-	sn := wait(t, s, x, func(sn studio.Snapshot) bool { return sn.Model.Ready && sn.LibraryLoaded && sn.Viewer.Clip != nil })
+	sn := waitState(t, "the awaited state", s, x, nil, func(sn studio.Snapshot) bool { return sn.Model.Ready && sn.LibraryLoaded && sn.Viewer.Clip != nil })
 	if len(sn.Jobs) != 0 || len(sn.Takes) != 1 || sn.Viewer.TakeID != sn.Takes[0].ID {
 		t.Errorf("jobs %+v, takes %d, viewer %+v", sn.Jobs, len(sn.Takes), sn.Viewer)
 	}
@@ -167,23 +148,12 @@ func TestNoSampleOverALibrary(t *testing.T) {
 // user's work (Generating), and Close cancels it leaving nothing.
 func TestSampleCancelledOnClose(t *testing.T) {
 	hold := make(chan struct{})
-	s, _, libDir, wake := firstStart(t, fakeengine.Options{Hold: hold}, true, 0)
-	deadline := time.After(20 * time.Second)
-	for {
-		sn := s.Snapshot()
-		if sn.Running != nil {
-			if !sn.Viewer.Sample || sn.Viewer.Follow {
-				t.Errorf("viewer while the sample renders: %+v", sn.Viewer)
-			}
-			break
-		}
-		select {
-		case <-wake:
-		case <-time.After(20 * time.Millisecond):
-		case <-deadline:
-			t.Fatalf("the sample never started: %+v", sn.Jobs)
-		}
+	s, x, libDir, wake := firstStart(t, fakeengine.Options{Hold: hold}, true, 0)
+	sn := waitState(t, "the sample starting", s, x, wake, func(sn studio.Snapshot) bool { return sn.Running != nil })
+	if !sn.Viewer.Sample || sn.Viewer.Follow {
+		t.Errorf("viewer while the sample renders: %+v", sn.Viewer)
 	}
+	deadline := time.After(20 * time.Second)
 	hold <- struct{}{}
 	if !s.Busy() || s.Generating() {
 		t.Errorf("Busy %v, Generating %v while only the sample renders", s.Busy(), s.Generating())

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"image"
 	"image/color"
 	"image/png"
 	"io"
@@ -20,41 +19,19 @@ import (
 
 	"h3studio/engine"
 	"h3studio/engine/media"
+	"h3studio/ui/internal/uitest"
 	"h3studio/ui/studio"
 	"h3studio/ui/studio/fakeengine"
 )
 
-// executor runs background tasks when the test drains it, on the test's
-// goroutine: deterministic, no sleeps.
-type executor struct {
-	mu sync.Mutex
-	q  []func()
-}
-
-func (e *executor) Go(f func()) { e.mu.Lock(); e.q = append(e.q, f); e.mu.Unlock() }
-
-func (e *executor) Drain() {
-	for {
-		e.mu.Lock()
-		if len(e.q) == 0 {
-			e.mu.Unlock()
-			return
-		}
-		f := e.q[0]
-		e.q = e.q[1:]
-		e.mu.Unlock()
-		f()
-	}
-}
-
 type env struct {
 	t    *testing.T
 	s    *studio.Studio
-	x    *executor
+	x    *uitest.Queue
 	eng  *fakeengine.Engine
 	lib  string
 	in   string
-	wake chan struct{}
+	wake uitest.Wake
 	// skew moves the studio's clock ahead (nanoseconds), for tests of
 	// what depends on time passing.
 	skew atomic.Int64
@@ -65,8 +42,18 @@ type env struct {
 // the test waits on change notifications.
 func newEnv(t *testing.T, o fakeengine.Options, async bool) *env {
 	t.Helper()
+	return startEnv(t, o, func(opts *studio.Options) {
+		if async {
+			opts.Go = nil
+		}
+	})
+}
+
+// startEnv makes the studio of newEnv with the options adjusted by edit.
+func startEnv(t *testing.T, o fakeengine.Options, edit func(*studio.Options)) *env {
+	t.Helper()
 	dir := t.TempDir()
-	e := &env{t: t, lib: filepath.Join(dir, "Library"), in: filepath.Join(dir, "in"), x: &executor{}, wake: make(chan struct{}, 1)}
+	e := &env{t: t, lib: filepath.Join(dir, "Library"), in: filepath.Join(dir, "in"), x: &uitest.Queue{}, wake: uitest.NewWake()}
 	os.MkdirAll(e.in, 0o755)
 	lib, err := studio.OpenLibrary(e.lib, nil)
 	if err != nil {
@@ -75,20 +62,13 @@ func newEnv(t *testing.T, o fakeengine.Options, async bool) *env {
 	e.eng = fakeengine.New(o)
 	opts := studio.Options{Engine: e.eng, Library: lib, AppVersion: "test", Device: "test device", Go: e.x.Go,
 		Now: func() time.Time { return time.Now().Add(time.Duration(e.skew.Load())) }}
-	if async {
-		opts.Go = nil
-	}
+	edit(&opts)
 	e.s, err = studio.New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(e.s.Close)
-	e.s.Subscribe(func() {
-		select {
-		case e.wake <- struct{}{}:
-		default:
-		}
-	})
+	e.s.Subscribe(e.wake.Signal)
 	model := filepath.Join(dir, "model")
 	os.MkdirAll(model, 0o755)
 	e.s.SetModel(model)
@@ -96,53 +76,51 @@ func newEnv(t *testing.T, o fakeengine.Options, async bool) *env {
 	return e
 }
 
-// settle drains the executor (sync) or waits for notifications (async)
+// settle drains the queue (sync) or waits for notifications (async)
 // until cond holds.
 func (e *env) settle(cond func(studio.Snapshot) bool) studio.Snapshot {
 	e.t.Helper()
-	deadline := time.After(20 * time.Second)
-	for {
-		e.x.Drain()
-		sn := e.s.Snapshot()
-		if cond(sn) {
-			return sn
+	return waitState(e.t, "the awaited state", e.s, e.x, e.wake, cond)
+}
+
+// waitState drains x (nil: none) until s's state satisfies cond, looking
+// again on each signal on wake (nil: none, only the kit's rechecks); it
+// fails t naming what, with the state it saw last.
+func waitState(t testing.TB, what string, s *studio.Studio, x *uitest.Queue, wake uitest.Wake, cond func(studio.Snapshot) bool) studio.Snapshot {
+	t.Helper()
+	var sn studio.Snapshot
+	if !uitest.Until(wake, func() bool {
+		if x != nil {
+			x.Drain()
 		}
-		select {
-		case <-e.wake:
-		case <-time.After(50 * time.Millisecond): // a sync executor has no more work: re-check once
-		case <-deadline:
-			e.t.Fatalf("state never reached; last snapshot: model %+v, jobs %+v, notices %+v", sn.Model, sn.Jobs, sn.Notices)
-		}
+		sn = s.Snapshot()
+		return cond(sn)
+	}) {
+		t.Fatalf("%s: never happened; model %+v, %d takes, running %v, queued %d, jobs %+v, notices %+v, viewer %+v",
+			what, sn.Model, len(sn.Takes), sn.Running, sn.Queued, sn.Jobs, sn.Notices, sn.Viewer)
+	}
+	return sn
+}
+
+// subscribe returns a Wake signalled on every change of s and a wait for
+// s's state (waitState without a queue).
+func subscribe(t testing.TB, s *studio.Studio) (uitest.Wake, func(what string, cond func(studio.Snapshot) bool) studio.Snapshot) {
+	wake := uitest.NewWake()
+	s.Subscribe(wake.Signal)
+	return wake, func(what string, cond func(studio.Snapshot) bool) studio.Snapshot {
+		t.Helper()
+		return waitState(t, what, s, nil, wake, cond)
 	}
 }
 
 func (e *env) png(name string, c color.RGBA) string {
 	e.t.Helper()
-	img := image.NewRGBA(image.Rect(0, 0, 64, 48))
-	for i := 0; i < len(img.Pix); i += 4 {
-		img.Pix[i], img.Pix[i+1], img.Pix[i+2], img.Pix[i+3] = c.R, c.G, c.B, 255
-	}
-	var b bytes.Buffer
-	png.Encode(&b, img)
-	p := filepath.Join(e.in, name)
-	if err := os.WriteFile(p, b.Bytes(), 0o644); err != nil {
-		e.t.Fatal(err)
-	}
-	return p
+	return uitest.WriteFile(e.t, e.in, name, uitest.PNG(64, 48, c))
 }
 
 func (e *env) wav(name string, secs float64) string {
 	e.t.Helper()
-	n := int(secs * 32000)
-	a := media.Audio{Rate: 32000, Channels: 2, Samples: make([]float32, 2*n)}
-	for i := range a.Samples {
-		a.Samples[i] = 0.5
-	}
-	p := filepath.Join(e.in, name)
-	if err := media.WriteWAVFile(p, a, media.PCM16); err != nil {
-		e.t.Fatal(err)
-	}
-	return p
+	return uitest.WAV(e.t, e.in, name, secs, 0.5)
 }
 
 func (e *env) tiny() {
@@ -368,6 +346,142 @@ func TestDiskFullKeepsLibrary(t *testing.T) {
 	}
 }
 
+// TestExports drives File ▸ Export MP4…, Export Frames… and Export Audio…
+// on a take of a build without an MP4 writer: the sound is copied byte for
+// byte, the frames are written from the viewer frames (saying so), the
+// missing MP4 is explained, and a full disk part-way through the frames
+// leaves none of them behind.
+func TestExports(t *testing.T) {
+	e := newEnv(t, fakeengine.Options{}, false)
+	e.tiny()
+	e.s.Generate()
+	sn := e.settle(func(sn studio.Snapshot) bool { return len(sn.Takes) == 1 })
+	take := sn.Takes[0]
+	out := t.TempDir()
+	lastNotice := func() studio.Notice {
+		t.Helper()
+		var n studio.Notice
+		e.settle(func(sn studio.Snapshot) bool {
+			if len(sn.Notices) == 0 {
+				return false
+			}
+			n = sn.Notices[len(sn.Notices)-1]
+			return true
+		})
+		for _, x := range e.s.Snapshot().Notices {
+			e.s.Dismiss(x.ID)
+		}
+		return n
+	}
+	for _, x := range sn.Notices {
+		e.s.Dismiss(x.ID)
+	}
+
+	// Audio: the take's WAV, unchanged.
+	wav := filepath.Join(out, "fox.wav")
+	e.s.ExportAudio(take.ID, wav)
+	if n := lastNotice(); n.Level != studio.Info || !strings.Contains(n.Text, "Exported fox.wav") {
+		t.Errorf("audio export notice %+v", n)
+	}
+	got, err1 := os.ReadFile(wav)
+	want, err2 := os.ReadFile(filepath.Join(take.Dir, studio.AudioFile))
+	if err1 != nil || err2 != nil || !bytes.Equal(got, want) {
+		t.Errorf("exported sound differs from the take's (%v, %v)", err1, err2)
+	}
+
+	// MP4: this take has none; the notice says why, and no file is left
+	// (not even the empty one the save dialog creates).
+	mp4 := filepath.Join(out, "fox.mp4")
+	os.WriteFile(mp4, nil, 0o644)
+	e.s.ExportMP4(take.ID, mp4)
+	if n := lastNotice(); n.Level != studio.Fail || !strings.Contains(n.Text, "has no MP4") {
+		t.Errorf("MP4 export notice %+v", n)
+	}
+	if _, err := os.Stat(mp4); err == nil {
+		t.Error("an MP4 was written for a take without one")
+	}
+
+	// Frames: every frame as a PNG.
+	frames := filepath.Join(out, "frames")
+	e.s.ExportFrames(take.ID, frames)
+	if n := lastNotice(); n.Level != studio.Info || !strings.Contains(n.Text, "Exported 22 frames") {
+		t.Errorf("frames export notice %+v", n)
+	}
+	ents, _ := os.ReadDir(frames)
+	if len(ents) != 22 || ents[0].Name() != "frame-00001.png" || ents[21].Name() != "frame-00022.png" {
+		t.Fatalf("exported %d frames", len(ents))
+	}
+	f, _ := os.Open(filepath.Join(frames, "frame-00022.png"))
+	img, err := png.Decode(f)
+	f.Close()
+	if err != nil || img.Bounds().Dx() != 256 {
+		t.Errorf("frame 22: %v %v", err, img)
+	}
+
+	// Frames into a folder that already holds frames (the user's, or an
+	// earlier export): refused, nothing replaced.
+	mine := filepath.Join(out, "mine")
+	os.MkdirAll(mine, 0o755)
+	os.WriteFile(filepath.Join(mine, "frame-00001.png"), []byte("my drawing"), 0o644)
+	e.s.ExportFrames(take.ID, mine)
+	if n := lastNotice(); n.Level != studio.Fail || !strings.Contains(n.Text, "already holds 1 frame") {
+		t.Errorf("export over frames: notice %+v", n)
+	}
+	if b, _ := os.ReadFile(filepath.Join(mine, "frame-00001.png")); string(b) != "my drawing" {
+		t.Error("an export replaced a frame the user had")
+	}
+	if ents, _ := os.ReadDir(mine); len(ents) != 1 {
+		t.Errorf("the refused export wrote %d files", len(ents)-1)
+	}
+
+	// Sound onto a full disk: the dialog's empty file goes, an earlier
+	// export is kept.
+	restore := studio.SetCreateFile(func(string) (io.WriteCloser, error) { return &fullDisk{}, nil })
+	wav2 := filepath.Join(out, "fox2.wav")
+	os.WriteFile(wav2, nil, 0o644)
+	e.s.ExportAudio(take.ID, wav2)
+	e.s.ExportAudio(take.ID, wav)
+	if n := lastNotice(); n.Level != studio.Fail || !strings.Contains(n.Text, "disk is full") {
+		t.Errorf("full-disk sound export notice %+v", n)
+	}
+	restore()
+	if _, err := os.Stat(wav2); err == nil {
+		t.Error("a failed export left an empty file")
+	}
+	if b, _ := os.ReadFile(wav); !bytes.Equal(b, want) {
+		t.Error("a failed export damaged the file it was to replace")
+	}
+
+	// Frames onto a full disk: the export fails, says so, and takes back
+	// the frames it wrote.
+	full := filepath.Join(out, "full")
+	n := 0
+	restore = studio.SetCreateFile(func(p string) (io.WriteCloser, error) {
+		n++
+		if n > 5 {
+			return &fullDisk{}, nil
+		}
+		return os.Create(p)
+	})
+	e.s.ExportFrames(take.ID, full)
+	notice := lastNotice()
+	restore()
+	if notice.Level != studio.Fail || !strings.Contains(notice.Text, "disk is full") {
+		t.Errorf("full-disk notice %+v", notice)
+	}
+	if ents, _ := os.ReadDir(full); len(ents) != 0 {
+		var names []string
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		t.Errorf("a failed export left %v behind", names)
+	}
+	// The library is untouched.
+	if takes, staging := takeDirs(t, e.lib); len(takes) != 1 || len(staging) != 0 {
+		t.Errorf("library %v, staging %v", takes, staging)
+	}
+}
+
 func TestEngineFailure(t *testing.T) {
 	e := newEnv(t, fakeengine.Options{FailAt: engine.PhaseVideoDecode}, false)
 	e.tiny()
@@ -539,7 +653,7 @@ func (e refusingEngine) Open(string) (studio.Generator, error) { return refusing
 func TestPlanErrorShown(t *testing.T) {
 	dir := t.TempDir()
 	lib, _ := studio.OpenLibrary(filepath.Join(dir, "lib"), nil)
-	x := &executor{}
+	x := &uitest.Queue{}
 	s, err := studio.New(studio.Options{Engine: refusingEngine{fakeengine.New(fakeengine.Options{})}, Library: lib, Go: x.Go})
 	if err != nil {
 		t.Fatal(err)
@@ -560,7 +674,7 @@ func TestPlanErrorShown(t *testing.T) {
 func TestMemoryFitWarning(t *testing.T) {
 	dir := t.TempDir()
 	lib, _ := studio.OpenLibrary(filepath.Join(dir, "lib"), nil)
-	x := &executor{}
+	x := &uitest.Queue{}
 	s, err := studio.New(studio.Options{Engine: fakeengine.New(fakeengine.Options{}), Library: lib, Go: x.Go, MemoryBytes: 2 << 30})
 	if err != nil {
 		t.Fatal(err)
@@ -654,23 +768,20 @@ func TestProbesAreBounded(t *testing.T) {
 	for i := 0; i < 12; i++ {
 		paths = append(paths, e.png(fmt.Sprintf("p%02d.png", i), color.RGBA{uint8(i * 20), 0, 0, 255}))
 	}
+	wake := uitest.NewWake()
+	s.Subscribe(wake.Signal)
 	s.AddReferences(paths)
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		sn := s.Snapshot()
-		ready := 0
-		for _, r := range sn.Draft.References {
+	ready := func() int {
+		n := 0
+		for _, r := range s.Snapshot().Draft.References {
 			if r.Media.State == studio.MediaReady {
-				ready++
+				n++
 			}
 		}
-		if ready == len(paths) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d files read", ready, len(paths))
-		}
-		time.Sleep(10 * time.Millisecond)
+		return n
+	}
+	if !uitest.Until(wake, func() bool { return ready() == len(paths) }) {
+		t.Fatalf("%d of %d files read", ready(), len(paths))
 	}
 	if most > 2 || most == 0 {
 		t.Errorf("%d files were read at once, want at most 2", most)
@@ -693,11 +804,12 @@ func TestInfoNoticesFade(t *testing.T) {
 	if n := len(s.Snapshot().Notices); n != 3 {
 		t.Fatalf("%d notices", n)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for len(s.Snapshot().Notices) != 2 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
+	wake := uitest.NewWake()
+	s.Subscribe(wake.Signal)
+	two := func() bool { return len(s.Snapshot().Notices) == 2 }
+	if uitest.Until(wake, two) && !uitest.Holds(100*time.Millisecond, wake, two) {
+		t.Error("a notice that stays until dismissed left")
 	}
-	time.Sleep(100 * time.Millisecond)
 	var left []string
 	for _, n := range s.Snapshot().Notices {
 		left = append(left, n.Text)

@@ -40,9 +40,8 @@ type Timeline struct {
 	extends   []extendWait
 	watch     *fsnotify.Watcher
 	watched   map[string]bool
-	recheck   *time.Timer
+	recheck   *debouncer // refreshes once the watched files are quiet
 	unsub     func()
-	closed    bool
 	// the extra sound track, decoded at 32 kHz stereo for playback
 	extraPath string
 	extra     media.Audio
@@ -96,6 +95,12 @@ type TimelineView struct {
 // empty "Sequence 1", saved on its first edit) and follows its sources.
 func NewTimeline(s *Studio) *Timeline {
 	t := &Timeline{s: s, clips: map[string]*clipEntry{}, missing: map[int]string{}, watched: map[string]bool{}}
+	// A take moved to the Trash sends several events: recheck the sources
+	// once things are quiet.
+	t.recheck = newDebouncer(150*time.Millisecond, func() {
+		t.refresh()
+		t.changed()
+	})
 	if w, err := fsnotify.NewWatcher(); err == nil {
 		t.watch = w
 		go t.watchLoop()
@@ -113,13 +118,10 @@ func NewTimeline(s *Studio) *Timeline {
 // Close stops following files and cancels a running export.
 func (t *Timeline) Close() {
 	t.mu.Lock()
-	t.closed = true
 	if t.cancelExp != nil {
 		t.cancelExp()
 	}
-	if t.recheck != nil {
-		t.recheck.Stop()
-	}
+	t.recheck.stop()
 	w := t.watch
 	t.mu.Unlock()
 	if t.unsub != nil {
@@ -398,42 +400,7 @@ func (t *Timeline) watchLocked(dir string) {
 	}
 }
 
-func (t *Timeline) watchLoop() {
-	for {
-		select {
-		case ev, ok := <-t.watch.Events:
-			if !ok {
-				return
-			}
-			if ev.Op == fsnotify.Chmod {
-				continue
-			}
-			t.scheduleRecheck()
-		case _, ok := <-t.watch.Errors:
-			if !ok {
-				return
-			}
-			t.scheduleRecheck()
-		}
-	}
-}
-
-// scheduleRecheck rechecks the sources once things are quiet (a take moved
-// to the Trash sends several events).
-func (t *Timeline) scheduleRecheck() {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.closed {
-		return
-	}
-	if t.recheck != nil {
-		t.recheck.Stop()
-	}
-	t.recheck = time.AfterFunc(150*time.Millisecond, func() {
-		t.refresh()
-		t.changed()
-	})
-}
+func (t *Timeline) watchLoop() { drainWatch(t.watch, ignoreChmod(t.recheck.poke), t.recheck.poke) }
 
 // loadExtra decodes the extra sound track for playback.
 func (t *Timeline) loadExtra(path string) {
@@ -520,10 +487,7 @@ func (t *Timeline) loadClip(path string) (*Clip, error) {
 		}
 		path = filepath.Join(path, VideoFile)
 	}
-	if t.s.opts.Opener == nil {
-		return nil, errors.New("this build can't decode videos")
-	}
-	src, err := t.s.opts.Opener(path)
+	src, err := t.s.openVideo(path)
 	if err != nil {
 		return nil, err
 	}
@@ -687,12 +651,17 @@ func safeName(s string) string {
 	}, s)
 }
 
-// sourceFrame decodes frame f (24 fps grid) of a video at full size.
-func (t *Timeline) sourceFrame(path string, f int) (*image.RGBA, error) {
-	if t.s.opts.Opener == nil {
+// openVideo opens a video with the build's decoder.
+func (s *Studio) openVideo(path string) (media.Source, error) {
+	if s.opts.Opener == nil {
 		return nil, errors.New("this build can't decode videos")
 	}
-	src, err := t.s.opts.Opener(path)
+	return s.opts.Opener(path)
+}
+
+// sourceFrame decodes frame f (24 fps grid) of a video at full size.
+func (t *Timeline) sourceFrame(path string, f int) (*image.RGBA, error) {
+	src, err := t.s.openVideo(path)
 	if err != nil {
 		return nil, err
 	}

@@ -4,13 +4,12 @@ import (
 	"context"
 	"image"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"h3studio/engine/media"
+	"h3studio/ui/internal/uitest"
 	"h3studio/ui/studio"
 	"h3studio/ui/studio/fakeengine"
 	"h3studio/ui/studio/sequence"
@@ -20,57 +19,21 @@ import (
 // have a video.mp4 the sequence export reads (Linux: Debian's ffmpeg).
 func newMP4Env(t *testing.T) *env {
 	t.Helper()
-	if _, err := exec.LookPath("ffmpeg"); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("ffmpeg is missing on CI")
-		}
-		t.Skip("SKIP: ffmpeg not installed")
-	}
-	dir := t.TempDir()
-	e := &env{t: t, lib: filepath.Join(dir, "Library"), in: filepath.Join(dir, "in"), x: &executor{}, wake: make(chan struct{}, 1)}
-	os.MkdirAll(e.in, 0o755)
-	lib, err := studio.OpenLibrary(e.lib, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.eng = fakeengine.New(fakeengine.Options{})
-	e.s, err = studio.New(studio.Options{Engine: e.eng, Library: lib, AppVersion: "test", Go: e.x.Go, Opener: media.Open,
-		VideoSink: func(p string) (media.Sink, error) { return media.NewMP4Sink(p, media.MP4Options{}) }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(e.s.Close)
-	e.s.Subscribe(func() {
-		select {
-		case e.wake <- struct{}{}:
-		default:
-		}
+	uitest.NeedTools(t, "ffmpeg")
+	return startEnv(t, fakeengine.Options{}, func(opts *studio.Options) {
+		opts.Opener = media.Open
+		opts.VideoSink = func(p string) (media.Sink, error) { return media.NewMP4Sink(p, media.MP4Options{}) }
 	})
-	model := filepath.Join(dir, "model")
-	os.MkdirAll(model, 0o755)
-	e.s.SetModel(model)
-	e.settle(func(sn studio.Snapshot) bool { return sn.Model.Ready && sn.LibraryLoaded })
-	return e
 }
 
 // waitView drains and waits until the timeline's view satisfies cond.
 func (e *env) waitView(tl *studio.Timeline, what string, cond func(studio.TimelineView) bool) studio.TimelineView {
 	e.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		e.x.Drain()
-		v := tl.View()
-		if cond(v) {
-			return v
-		}
-		if time.Now().After(deadline) {
-			e.t.Fatalf("timeline never reached: %s; view %+v", what, v)
-		}
-		select {
-		case <-e.wake:
-		case <-time.After(20 * time.Millisecond):
-		}
+	var v studio.TimelineView
+	if !uitest.Until(e.wake, func() bool { e.x.Drain(); v = tl.View(); return cond(v) }) {
+		e.t.Fatalf("timeline never reached: %s; view %+v", what, v)
 	}
+	return v
 }
 
 func TestTakeFilesMatchSequence(t *testing.T) {

@@ -46,27 +46,92 @@ func newWatcher(debounce time.Duration, onFile func(string), onModel func()) (*w
 	return w, nil
 }
 
-func (w *watcher) loop() {
+func (w *watcher) loop() { drainWatch(w.fs, w.event, w.revalidate) }
+
+// revalidate schedules a check of every watched file and the model folder:
+// after an overflow or a vanished folder, events may have been lost.
+func (w *watcher) revalidate() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for f := range w.files {
+		w.scheduleLocked(f, func() { w.onFile(f) })
+	}
+	if w.modelDir != "" {
+		w.scheduleLocked("\x00model", w.onModel)
+	}
+}
+
+// debouncer runs f once things are quiet: delay after the last of a burst
+// of pokes. After stop, nothing pending or poked later runs.
+type debouncer struct {
+	delay time.Duration
+	f     func()
+
+	mu      sync.Mutex
+	timer   *time.Timer
+	stopped bool
+}
+
+func newDebouncer(delay time.Duration, f func()) *debouncer {
+	return &debouncer{delay: delay, f: f}
+}
+
+// poke (re)starts the wait before f runs.
+func (d *debouncer) poke() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.stopped {
+		return
+	}
+	if d.timer != nil {
+		d.timer.Reset(d.delay)
+		return
+	}
+	d.timer = time.AfterFunc(d.delay, func() {
+		d.mu.Lock()
+		d.timer = nil
+		stopped := d.stopped
+		d.mu.Unlock()
+		if !stopped {
+			d.f()
+		}
+	})
+}
+
+func (d *debouncer) stop() {
+	d.mu.Lock()
+	d.stopped = true
+	if d.timer != nil {
+		d.timer.Stop()
+	}
+	d.mu.Unlock()
+}
+
+// drainWatch hands each of fw's events to onEvent and calls onError on
+// each of its errors (an overflow: events were lost), until fw is closed.
+func drainWatch(fw *fsnotify.Watcher, onEvent func(fsnotify.Event), onError func()) {
 	for {
 		select {
-		case ev, ok := <-w.fs.Events:
+		case ev, ok := <-fw.Events:
 			if !ok {
 				return
 			}
-			w.event(ev)
-		case _, ok := <-w.fs.Errors:
+			onEvent(ev)
+		case _, ok := <-fw.Errors:
 			if !ok {
 				return
 			}
-			// Overflow or a vanished folder: revalidate everything once.
-			w.mu.Lock()
-			for f := range w.files {
-				w.scheduleLocked(f, func() { w.onFile(f) })
-			}
-			if w.modelDir != "" {
-				w.scheduleLocked("\x00model", w.onModel)
-			}
-			w.mu.Unlock()
+			onError()
+		}
+	}
+}
+
+// ignoreChmod is an event handler calling f on every event but a change
+// of mode, which changes no content.
+func ignoreChmod(f func()) func(fsnotify.Event) {
+	return func(ev fsnotify.Event) {
+		if ev.Op != fsnotify.Chmod {
+			f()
 		}
 	}
 }

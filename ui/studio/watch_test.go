@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"h3studio/ui/internal/uitest"
 	"h3studio/ui/studio"
 	"h3studio/ui/studio/fakeengine"
 )
@@ -32,28 +33,7 @@ func TestWatchInputsAndModel(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	wake := make(chan struct{}, 1)
-	s.Subscribe(func() {
-		select {
-		case wake <- struct{}{}:
-		default:
-		}
-	})
-	wait := func(what string, cond func(studio.Snapshot) bool) studio.Snapshot {
-		t.Helper()
-		deadline := time.After(15 * time.Second)
-		for {
-			sn := s.Snapshot()
-			if cond(sn) {
-				return sn
-			}
-			select {
-			case <-wake:
-			case <-deadline:
-				t.Fatalf("%s: never happened; notices %+v, model %+v", what, sn.Notices, sn.Model)
-			}
-		}
-	}
+	_, wait := subscribe(t, s)
 	e := &env{t: t, in: filepath.Join(dir, "in")}
 	os.MkdirAll(e.in, 0o755)
 
@@ -114,19 +94,7 @@ func TestVanishedTakesLeaveTheLibrary(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	wait := func(what string, cond func(studio.Snapshot) bool) studio.Snapshot {
-		t.Helper()
-		deadline := time.Now().Add(30 * time.Second)
-		for time.Now().Before(deadline) {
-			if sn := s.Snapshot(); cond(sn) {
-				return sn
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-		sn := s.Snapshot()
-		t.Fatalf("%s: never happened; %d takes, running %v, queued %d, jobs %+v, notices %+v", what, len(sn.Takes), sn.Running, sn.Queued, sn.Jobs, sn.Notices)
-		return studio.Snapshot{}
-	}
+	wake, wait := subscribe(t, s)
 	model := filepath.Join(dir, "model")
 	os.MkdirAll(model, 0o755)
 	s.SetModel(model)
@@ -168,8 +136,7 @@ func TestVanishedTakesLeaveTheLibrary(t *testing.T) {
 		return !has && hasKept
 	})
 	s.RefreshLibrary()
-	time.Sleep(100 * time.Millisecond)
-	if _, has := find(s.Snapshot(), gone.ID); has {
+	if !uitest.Holds(100*time.Millisecond, wake, func() bool { _, has := find(s.Snapshot(), gone.ID); return !has }) {
 		t.Error("a reload brought the moved take back")
 	}
 

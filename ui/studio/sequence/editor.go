@@ -100,28 +100,22 @@ func (e *Editor) saveLocked() error {
 }
 
 // Undo restores the state before the last edit.
-func (e *Editor) Undo() error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if len(e.undo) == 0 {
-		return nil
-	}
-	e.redo = append(e.redo, e.seq)
-	e.seq = e.undo[len(e.undo)-1]
-	e.undo = e.undo[:len(e.undo)-1]
-	return e.saveLocked()
-}
+func (e *Editor) Undo() error { return e.step(&e.undo, &e.redo) }
 
 // Redo reapplies the last undone edit.
-func (e *Editor) Redo() error {
+func (e *Editor) Redo() error { return e.step(&e.redo, &e.undo) }
+
+// step makes the state the top of from, pushing the current one onto to,
+// and saves it; with nothing on from it does nothing.
+func (e *Editor) step(from, to *[]Sequence) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if len(e.redo) == 0 {
+	if len(*from) == 0 {
 		return nil
 	}
-	e.undo = append(e.undo, e.seq)
-	e.seq = e.redo[len(e.redo)-1]
-	e.redo = e.redo[:len(e.redo)-1]
+	*to = append(*to, e.seq)
+	e.seq = (*from)[len(*from)-1]
+	*from = (*from)[:len(*from)-1]
 	return e.saveLocked()
 }
 

@@ -18,19 +18,8 @@ import (
 	"testing"
 
 	"h3studio/engine/media"
+	"h3studio/ui/internal/uitest"
 )
-
-func needFFmpeg(t *testing.T) {
-	t.Helper()
-	for _, tool := range []string{"ffmpeg", "ffprobe"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			if os.Getenv("CI") != "" {
-				t.Fatalf("%s is missing on CI (make deps installs Debian's ffmpeg)", tool)
-			}
-			t.Skipf("SKIP: %s not installed", tool)
-		}
-	}
-}
 
 // writeSource writes an MP4 of n frames made by frame(i), with a sine of hz
 // as its sound.
@@ -153,7 +142,7 @@ func num(s string) float64 { f, _ := strconv.ParseFloat(s, 64); return f }
 // long as the picture, and frames at known times equal the sources' frames
 // (or, inside the crossfade, their blend) within codec error.
 func TestExportMeasured(t *testing.T) {
-	needFFmpeg(t)
+	uitest.NeedTools(t, "ffmpeg", "ffprobe")
 	dir := t.TempDir()
 	const w, h, n = 64, 48, 36
 	writeSource(t, filepath.Join(dir, "a.mp4"), w, h, n, 440, func(i int) *image.RGBA { return bars(w, h, 0, uint8(6*i), uint8(250-6*i)) })
@@ -227,7 +216,7 @@ func blendFor(out, a, b *image.RGBA, n, d int) {
 // TestExportCancelAndMissing: a cancelled export and one with a missing
 // clip leave nothing at the destination; an earlier file there is kept.
 func TestExportCancelAndMissing(t *testing.T) {
-	needFFmpeg(t)
+	uitest.NeedTools(t, "ffmpeg", "ffprobe")
 	dir := t.TempDir()
 	writeSource(t, filepath.Join(dir, "a.mp4"), 32, 32, 24, 440, func(i int) *image.RGBA { return bars(32, 32, 2, uint8(i*10), 0) })
 	seqPath := filepath.Join(dir, File)
@@ -284,7 +273,7 @@ func TestExportFullDisk(t *testing.T) {
 		t.Logf("full disk: %v", err)
 		return
 	}
-	needFFmpeg(t)
+	uitest.NeedTools(t, "ffmpeg", "ffprobe")
 	dir := t.TempDir()
 	os.MkdirAll(filepath.Join(dir, "src"), 0o755)
 	os.MkdirAll(filepath.Join(dir, "out"), 0o755)
