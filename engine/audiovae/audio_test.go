@@ -1,9 +1,7 @@
 package audiovae
 
 import (
-	"bytes"
 	"context"
-	"encoding/binary"
 	"errors"
 	"math"
 	"math/rand/v2"
@@ -12,7 +10,6 @@ import (
 	"testing"
 
 	"h3studio/engine/compute/cpu"
-	"h3studio/engine/safetensors"
 	"h3studio/engine/testkit"
 )
 
@@ -42,11 +39,7 @@ func randomLatents(ch, c, a int, seed uint64) *Latents {
 // The Kaiser taps computed from alias-free-torch's recipe equal the
 // buffers stored in the (oracle) checkpoint.
 func TestKaiserFilterMatchesCheckpoint(t *testing.T) {
-	f, err := safetensors.Open("testdata/original/audio_vae/model.safetensors")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	f := testkit.Open(t, "testdata/original/audio_vae/model.safetensors")
 	stored, _ := testkit.Float32s(t, f, "decoder.activation_post.upsample.filter")
 	got := KaiserSincFilter(0.25, 0.3, 12)
 	for i := range stored {
@@ -201,31 +194,7 @@ func TestDecodeRefusesNonFiniteOutput(t *testing.T) {
 	if err := WriteTestModel(dir, TinyConfig(), 1); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(dir, "model.safetensors")
-	f, err := safetensors.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var entries []safetensors.Entry
-	for _, n := range f.Names() {
-		info, _ := f.Info(n)
-		data, err := f.Data(n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		data = bytes.Clone(data)
-		if n == "dec_in_proj.bias" {
-			for i := 0; i+4 <= len(data); i += 4 {
-				binary.LittleEndian.PutUint32(data[i:], math.Float32bits(float32(math.NaN())))
-			}
-		}
-		entries = append(entries, safetensors.Entry{Name: n, DType: info.DType, Shape: info.Shape, Data: data})
-	}
-	meta := f.Header.Metadata
-	f.Close()
-	if err := safetensors.Write(path, entries, meta); err != nil {
-		t.Fatal(err)
-	}
+	testkit.PoisonTensor(t, filepath.Join(dir, "model.safetensors"), "dec_in_proj.bias")
 	m, err := Open(cpu.New(cpu.Options{}), dir, dir, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"h3studio/engine/compute/testbackend"
-	"h3studio/engine/safetensors"
 )
 
 // TestEncoderModelParity: the reduced oracle fixture (testdata/README):
@@ -15,11 +14,7 @@ import (
 // a decode, float32, rel-L2 < 1e-5, original layout. Measured (CPU):
 // encode.mean 1.6e-6, encode.logs 1.6e-6, decode.waveform 6.0e-7.
 func TestEncoderModelParity(t *testing.T) {
-	f, err := safetensors.Open("testdata/encode.safetensors")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	f := testkit.Open(t, "testdata/encode.safetensors")
 	dir := "testdata/encoder/audio_vae"
 	m, err := Open(testbackend.New(t), dir, dir, nil)
 	if err != nil {

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"h3studio/engine/compute/testbackend"
-	"h3studio/engine/safetensors"
 )
 
 // TestLoopDecodeToWaveform: the loop fixtures' out.audio recomputed from
@@ -14,11 +13,7 @@ import (
 // decode, [2, 1, S] → [1, 2, S]). Measured (seed 0): 1.1e-6 to 1.2e-6
 // (float32 summation order, see TestDecodeParity).
 func TestLoopDecodeToWaveform(t *testing.T) {
-	f, err := safetensors.Open("testdata/loop_audio.safetensors")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	f := testkit.Open(t, "testdata/loop_audio.safetensors")
 	m := openLayout(t, testbackend.New(t), "original")
 	for _, loop := range []string{"loop_t2va_f32", "loop_fl2va_f32", "loop_t2va_bf16"} {
 		lat, ls := testkit.Float32s(t, f, loop+".out.audio_latents")

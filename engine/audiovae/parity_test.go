@@ -8,7 +8,6 @@ import (
 
 	"h3studio/engine/compute"
 	"h3studio/engine/compute/testbackend"
-	"h3studio/engine/safetensors"
 )
 
 func openLayout(t testing.TB, b compute.Backend, layout string) *Model {
@@ -30,11 +29,7 @@ func openLayout(t testing.TB, b compute.Backend, layout string) *Model {
 // fixture's own float32 rounding (this decoder accumulates its convolutions
 // in float64, see cpu.OracleConv1DFloat32Accumulate).
 func TestDecodeParity(t *testing.T) {
-	f, err := safetensors.Open("testdata/decode.safetensors")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	f := testkit.Open(t, "testdata/decode.safetensors")
 	lat, ls := testkit.Float32s(t, f, "decode.latents")
 	z := &Latents{Channels: ls[0], C: ls[1], A: ls[2], Data: lat}
 	wantProj, _ := testkit.Float32s(t, f, "decode.dec_in_proj")

@@ -12,6 +12,7 @@ import (
 	"h3studio/engine/compute"
 	"h3studio/engine/compute/cpu"
 	"h3studio/engine/safetensors"
+	"h3studio/engine/testkit"
 )
 
 func TestInputErrors(t *testing.T) {
@@ -86,18 +87,10 @@ func editTensors(t *testing.T, dir, name string, edit func([]safetensors.Entry) 
 		t.Fatal(err)
 	}
 	shard := ix.WeightMap[name]
-	f, err := safetensors.Open(filepath.Join(dir, shard))
-	if err != nil {
-		t.Fatal(err)
+	entries, _ := testkit.Entries(t, filepath.Join(dir, shard))
+	for _, e := range entries {
+		delete(ix.WeightMap, e.Name)
 	}
-	var entries []safetensors.Entry
-	for _, n := range f.Names() {
-		info, _ := f.Info(n)
-		d, _ := f.Data(n)
-		entries = append(entries, safetensors.Entry{Name: n, DType: info.DType, Shape: info.Shape, Data: append([]byte(nil), d...)})
-		delete(ix.WeightMap, n)
-	}
-	f.Close()
 	entries = edit(entries)
 	for _, e := range entries {
 		ix.WeightMap[e.Name] = shard

@@ -35,12 +35,7 @@ type fixtureFile struct {
 
 func openFixture(t testing.TB, name string) fixtureFile {
 	t.Helper()
-	f, err := safetensors.Open(filepath.Join("testdata", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
-	return fixtureFile{f}
+	return fixtureFile{testkit.Open(t, filepath.Join("testdata", name))}
 }
 
 func (x fixtureFile) volume(t testing.TB, name string) *Volume {

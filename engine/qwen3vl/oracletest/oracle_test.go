@@ -10,6 +10,7 @@ import (
 	"h3studio/engine/compute"
 	"h3studio/engine/qwen3vl"
 	"h3studio/engine/safetensors"
+	"h3studio/engine/testkit"
 	"h3studio/engine/tokenizer"
 )
 
@@ -26,12 +27,7 @@ func readJSON(t *testing.T, name string, v any) {
 
 func openST(t *testing.T, name string) *safetensors.File {
 	t.Helper()
-	f, err := safetensors.Open(filepath.Join("testdata", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
-	return f
+	return testkit.Open(t, filepath.Join("testdata", name))
 }
 
 func u8Frames(t *testing.T, f *safetensors.File, name string) []*qwen3vl.RGB {
