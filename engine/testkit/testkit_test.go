@@ -2,6 +2,7 @@ package testkit
 
 import (
 	"math"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -50,5 +51,17 @@ func TestPoisonTensor(t *testing.T) {
 	}
 	if _, meta := Entries(t, path); meta["format"] != "pt" {
 		t.Errorf("metadata %v, want format pt", meta)
+	}
+}
+
+func TestReadJSON(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "m.json")
+	if err := os.WriteFile(path, []byte(`{"rate": 32000}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var m struct{ Rate int }
+	ReadJSON(t, path, &m)
+	if m.Rate != 32000 {
+		t.Errorf("rate %d, want 32000", m.Rate)
 	}
 }

@@ -16,13 +16,7 @@ import (
 
 func readJSON(t *testing.T, name string, v any) {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, v); err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
+	testkit.ReadJSON(t, filepath.Join("testdata", name), v)
 }
 
 func openST(t *testing.T, name string) *safetensors.File {
