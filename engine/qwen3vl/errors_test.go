@@ -230,6 +230,48 @@ func loadTestDir(t *testing.T, dir string, mode MemoryMode) *Model {
 	return m
 }
 
+// TestInventoryIsWhatLoadBinds writes a text_encoder/ holding exactly
+// Inventory's tensors and checks that Load accepts it in both memory modes
+// and refuses one tensor fewer or one more, naming it.
+func TestInventoryIsWhatLoadBinds(t *testing.T) {
+	cfg, err := ReadConfig(testEncoder)
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, err := Inventory(cfg).Entries(3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	load := func(es []safetensors.Entry, mode MemoryMode) error {
+		dir := t.TempDir()
+		for _, f := range []string{"config.json", "preprocessor_config.json", "video_preprocessor_config.json"} {
+			if err := os.WriteFile(filepath.Join(dir, f), testkit.ReadFile(t, filepath.Join(testEncoder, f)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := safetensors.WriteSharded(dir, "model", es, 1<<16); err != nil {
+			t.Fatal(err)
+		}
+		m, err := Load(dir, cpu.New(cpu.Options{}), LoadOptions{Mode: mode})
+		if err != nil {
+			return err
+		}
+		return m.Close()
+	}
+	for _, mode := range []MemoryMode{Resident, Streaming} {
+		if err := load(entries, mode); err != nil {
+			t.Fatalf("%v: the inventory's own checkpoint: %v", mode, err)
+		}
+	}
+	if err := load(entries[1:], Resident); err == nil || !strings.Contains(err.Error(), entries[0].Name) {
+		t.Errorf("without %s: %v", entries[0].Name, err)
+	}
+	extra := append(append([]safetensors.Entry(nil), entries...), safetensors.F32("model.visual.extra.weight", compute.F32, compute.Shape{2}, []float32{1, 2}))
+	if err := load(extra, Resident); err == nil || !strings.Contains(err.Error(), "model.visual.extra.weight") {
+		t.Errorf("with an unexpected tensor: %v", err)
+	}
+}
+
 func FuzzParseConfig(f *testing.F) {
 	b, err := os.ReadFile(filepath.Join(testEncoder, "config.json"))
 	if err != nil {

