@@ -276,24 +276,19 @@ func checkShapes(where string, inv safetensors.Inventory) error {
 }
 
 func (w *writer) sharded(dir string, inv safetensors.Inventory, seed uint64) error {
-	if err := checkShapes(dir, inv); err != nil {
-		return err
-	}
-	entries, err := inv.StreamEntries(seed, w.o.Workers)
-	if err != nil {
-		return fmt.Errorf("released: %s: %w", dir, err)
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("released: %w", err)
-	}
-	w.progress(dir)
-	if err := safetensors.WriteSharded(dir, "model", entries, w.o.ShardBytes); err != nil {
-		return fmt.Errorf("released: %w", err)
-	}
-	return nil
+	return w.weights(dir, dir, inv, seed, func(es []safetensors.Entry) error { return safetensors.WriteSharded(dir, "model", es, w.o.ShardBytes) })
 }
 
 func (w *writer) single(path string, inv safetensors.Inventory, seed uint64) error {
+	return w.weights(path, filepath.Dir(path), inv, seed, func(es []safetensors.Entry) error {
+		return safetensors.Write(path, es, map[string]string{"format": "pt"})
+	})
+}
+
+// weights checks inv's shapes, draws its tensors (deterministic in seed)
+// and writes them with write into the folder dir; path names the
+// checkpoint in errors and progress.
+func (w *writer) weights(path, dir string, inv safetensors.Inventory, seed uint64, write func([]safetensors.Entry) error) error {
 	if err := checkShapes(path, inv); err != nil {
 		return err
 	}
@@ -301,11 +296,11 @@ func (w *writer) single(path string, inv safetensors.Inventory, seed uint64) err
 	if err != nil {
 		return fmt.Errorf("released: %s: %w", path, err)
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("released: %w", err)
 	}
 	w.progress(path)
-	if err := safetensors.Write(path, entries, map[string]string{"format": "pt"}); err != nil {
+	if err := write(entries); err != nil {
 		return fmt.Errorf("released: %w", err)
 	}
 	return nil
