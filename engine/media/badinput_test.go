@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"h3studio/engine/testkit"
 )
 
 // pngHeader is a PNG signature and IHDR chunk claiming w×h RGB, with a valid
@@ -135,8 +137,8 @@ func TestSinksLeaveNothing(t *testing.T) {
 	if err := s.Abort(); err != nil {
 		t.Fatal(err)
 	}
-	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
-		t.Errorf("Abort left %v", ents)
+	if names := testkit.Names(dir); len(names) != 0 {
+		t.Errorf("Abort left %v", names)
 	}
 	// The same, closed: frames and WAV are there, nothing else.
 	fs, _ = NewFrameSink(frames)
@@ -285,8 +287,8 @@ func TestCloseAfterRejectedWrite(t *testing.T) {
 				if err == nil || !strings.Contains(err.Error(), filepath.Base(dest)) {
 					t.Errorf("Close after a refused write: %v (want an error naming %s)", err, dest)
 				}
-				if ents, _ := os.ReadDir(dir); len(ents) != 0 {
-					t.Errorf("left behind: %v", ents)
+				if names := testkit.Names(dir); len(names) != 0 {
+					t.Errorf("left behind: %v", names)
 				}
 			})
 		}

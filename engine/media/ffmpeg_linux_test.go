@@ -16,6 +16,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"h3studio/engine/testkit"
 )
 
 // needTool skips loudly when a tool is missing outside CI and fails in CI,
@@ -307,8 +309,8 @@ func TestMP4SinkFFmpegErrorsWithExitZero(t *testing.T) {
 	if err := s.Close(); err == nil || !strings.Contains(err.Error(), "No space left on device") {
 		t.Errorf("Close: %v, want the ffmpeg error", err)
 	}
-	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
-		t.Errorf("a failed MP4 left %v", ents)
+	if names := testkit.Names(dir); len(names) != 0 {
+		t.Errorf("a failed MP4 left %v", names)
 	}
 }
 

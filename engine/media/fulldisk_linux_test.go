@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"h3studio/engine/testkit"
 )
 
 // TestFullDisk runs every file sink where writes start failing part-way
@@ -26,22 +28,9 @@ func TestFullDisk(t *testing.T) {
 		return
 	}
 	dir := t.TempDir()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(exe, "-test.run=^TestFullDisk$", "-test.v")
-	cmd.Env = append(os.Environ(), "H3_MEDIA_FULLDISK="+dir)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("full-disk child failed: %v\n%s", err, out)
-	}
+	out := testkit.RunChild(t, "TestFullDisk", "H3_MEDIA_FULLDISK", dir)
 	t.Logf("child:\n%s", out)
-	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
-		var names []string
-		for _, e := range ents {
-			names = append(names, e.Name())
-		}
+	if names := testkit.Names(dir); len(names) != 0 {
 		t.Errorf("left behind after failed writes: %v", names)
 	}
 }

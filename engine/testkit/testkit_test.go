@@ -65,3 +65,18 @@ func TestReadJSON(t *testing.T) {
 		t.Errorf("rate %d, want 32000", m.Rate)
 	}
 }
+
+func TestNames(t *testing.T) {
+	dir := t.TempDir()
+	for _, n := range []string{"b", "a"} {
+		if err := os.WriteFile(filepath.Join(dir, n), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := Names(dir); len(got) != 2 || got[0] != "a" || got[1] != "b" {
+		t.Errorf("Names = %v, want [a b]", got)
+	}
+	if got := Names(filepath.Join(dir, "missing")); len(got) != 0 {
+		t.Errorf("Names of a missing folder = %v, want none", got)
+	}
+}
