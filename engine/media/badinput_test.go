@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
-	"hash/crc32"
 	"image"
 	"os"
 	"os/exec"
@@ -14,22 +13,6 @@ import (
 
 	"h3studio/engine/testkit"
 )
-
-// pngHeader is a PNG signature and IHDR chunk claiming w×h RGB, with a valid
-// CRC and no pixel data.
-func pngHeader(w, h uint32) []byte {
-	var b bytes.Buffer
-	b.WriteString("\x89PNG\r\n\x1a\n")
-	ihdr := make([]byte, 17)
-	copy(ihdr, "IHDR")
-	binary.BigEndian.PutUint32(ihdr[4:], w)
-	binary.BigEndian.PutUint32(ihdr[8:], h)
-	ihdr[12], ihdr[13] = 8, 2
-	binary.Write(&b, binary.BigEndian, uint32(13))
-	b.Write(ihdr)
-	binary.Write(&b, binary.BigEndian, crc32.ChecksumIEEE(ihdr))
-	return b.Bytes()
-}
 
 // jpegHeader is SOI + a baseline SOF0 claiming w×h with 3 components + SOS,
 // and no scan data.
@@ -70,7 +53,7 @@ func TestBadInput(t *testing.T) {
 		{"empty.wav", nil, "empty.wav: file is empty", nil},
 		{"cut.png", good[:len(good)/2], "cut.png: truncated PNG data", nil},
 		{"cut.jpg", goodJPEG[:len(goodJPEG)/3], "cut.jpg: truncated JPEG data", nil},
-		{"huge.png", pngHeader(20000, 20000), "huge.png: picture is 20000×20000 (400 megapixels); the limit is 120 megapixels", ErrTooLarge},
+		{"huge.png", testkit.PNGHeader(20000, 20000), "huge.png: picture is 20000×20000 (400 megapixels); the limit is 120 megapixels", ErrTooLarge},
 		{"huge.jpg", jpegHeader(20000, 20000), "picture is 20000×20000", ErrTooLarge},
 		{"zero.wav", zeroWAV, "zero.wav: has no audio samples (zero length)", nil},
 		{"cut.wav", truncWAV, "cut.wav: truncated WAV data", nil},
