@@ -33,10 +33,7 @@ func write(t *testing.T, dir, name string, data []byte) string {
 
 func TestBadInput(t *testing.T) {
 	dir := t.TempDir()
-	good, err := os.ReadFile("testdata/pil/scene_97x53.png")
-	if err != nil {
-		t.Fatal(err)
-	}
+	good := testkit.ReadFile(t, "testdata/pil/scene_97x53.png")
 	goodJPEG, _ := os.ReadFile("testdata/pil/scene_97x53_s2.jpg")
 	wav, _ := os.ReadFile("testdata/audio/pcm_i16.wav")
 	zeroWAV := append([]byte(nil), wav[:bytes.Index(wav, []byte("data"))+8]...)

@@ -326,10 +326,7 @@ func ffmpegMake(t *testing.T, out string, args ...string) {
 // video track) of an MP4, as a phone does for a portrait recording.
 // (Debian's ffmpeg 5.1 no longer writes one from -metadata rotate.)
 func rotate90(t *testing.T, path string) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := testkit.ReadFile(t, path)
 	i := bytes.Index(b, []byte("tkhd"))
 	if i < 0 || b[i+4] != 0 {
 		t.Fatal("no version-0 tkhd box")

@@ -67,10 +67,7 @@ func copyEncoder(t *testing.T) string {
 		t.Fatal(err)
 	}
 	for _, e := range ents {
-		b, err := os.ReadFile(filepath.Join(testEncoder, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
+		b := testkit.ReadFile(t, filepath.Join(testEncoder, e.Name()))
 		if err := os.WriteFile(filepath.Join(dir, e.Name()), b, 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -180,10 +177,7 @@ func TestLoadErrors(t *testing.T) {
 
 func editConfig(t *testing.T, dir string, edit func(map[string]any)) {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, "config.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := testkit.ReadFile(t, filepath.Join(dir, "config.json"))
 	var c map[string]any
 	if err := json.Unmarshal(b, &c); err != nil {
 		t.Fatal(err)
@@ -201,17 +195,14 @@ func TestStreamingReadError(t *testing.T) {
 	dir := copyEncoder(t)
 	m := loadTestDir(t, dir, Streaming)
 	p := filepath.Join(dir, "model-00002-of-00003.safetensors")
-	b, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := testkit.ReadFile(t, p)
 	// Replace the file (the mapping keeps the old one) with a truncated copy.
 	tmp := p + ".new"
 	os.WriteFile(tmp, b[:len(b)/3], 0o644)
 	if err := os.Rename(tmp, p); err != nil {
 		t.Fatal(err)
 	}
-	_, err = m.Encode(context.Background(), &Input{IDs: []int64{1, 2, 3}}, EncodeOptions{})
+	_, err := m.Encode(context.Background(), &Input{IDs: []int64{1, 2, 3}}, EncodeOptions{})
 	if err == nil || !strings.Contains(err.Error(), "layer") || !strings.Contains(err.Error(), "model-00002") {
 		t.Fatalf("error %v", err)
 	}
@@ -273,10 +264,7 @@ func TestInventoryIsWhatLoadBinds(t *testing.T) {
 }
 
 func FuzzParseConfig(f *testing.F) {
-	b, err := os.ReadFile(filepath.Join(testEncoder, "config.json"))
-	if err != nil {
-		f.Fatal(err)
-	}
+	b := testkit.ReadFile(f, filepath.Join(testEncoder, "config.json"))
 	f.Add(b)
 	f.Add([]byte(`{"text_config":{},"vision_config":{}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {

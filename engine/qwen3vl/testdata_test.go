@@ -69,10 +69,7 @@ func TestMakeTestdata(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, f := range []string{"config.json", "preprocessor_config.json", "video_preprocessor_config.json"} {
-		b, err := os.ReadFile(filepath.Join(src, f))
-		if err != nil {
-			t.Fatal(err)
-		}
+		b := testkit.ReadFile(t, filepath.Join(src, f))
 		if err := os.WriteFile(filepath.Join(testEncoder, f), b, 0o644); err != nil {
 			t.Fatal(err)
 		}

@@ -2,13 +2,14 @@ package tokenizer
 
 import (
 	"math/rand/v2"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"golang.org/x/text/unicode/norm"
+
+	"h3studio/engine/testkit"
 )
 
 // TestNormalizeMatchesXText: on characters Unicode 15.0 already had and
@@ -89,10 +90,7 @@ func TestUnicodeDataMatchesGenerators(t *testing.T) {
 		if b, err := exec.Command(node, c.gen, out).CombinedOutput(); err != nil {
 			t.Fatalf("node %s: %v\n%s", c.gen, err, b)
 		}
-		b, err := os.ReadFile(out)
-		if err != nil {
-			t.Fatal(err)
-		}
+		b := testkit.ReadFile(t, out)
 		got, _, _ := strings.Cut(string(b), "\n")
 		want, _, _ := strings.Cut(c.embedded, "\n")
 		if got != want {
