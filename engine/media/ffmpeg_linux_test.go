@@ -11,7 +11,6 @@ import (
 	"image"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -19,18 +18,6 @@ import (
 
 	"h3studio/engine/testkit"
 )
-
-// needTool skips loudly when a tool is missing outside CI and fails in CI,
-// where `make deps` installs Debian's ffmpeg.
-func needTool(t testing.TB, name string) {
-	t.Helper()
-	if _, err := exec.LookPath(name); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("%s is missing on CI (make deps installs Debian's ffmpeg)", name)
-		}
-		t.Skipf("SKIP: %s not installed (Debian package ffmpeg); MP4 checks need an independent reader", name)
-	}
-}
 
 type probed struct {
 	VCodec, ACodec        string
@@ -45,10 +32,7 @@ type probed struct {
 // decoded frames.
 func ffprobeMP4(t testing.TB, path string) probed {
 	t.Helper()
-	out, err := exec.Command("ffprobe", "-v", "error", "-count_frames", "-show_streams", "-of", "json", path).Output()
-	if err != nil {
-		t.Fatalf("ffprobe %s: %v", path, err)
-	}
+	out := testkit.Output(t, "ffprobe", "-v", "error", "-count_frames", "-show_streams", "-of", "json", path)
 	var j struct {
 		Streams []map[string]any `json:"streams"`
 	}
@@ -140,8 +124,8 @@ func noTemps(t *testing.T, dir string) {
 }
 
 func TestMP4SinkFFprobe(t *testing.T) {
-	needTool(t, "ffmpeg")
-	needTool(t, "ffprobe")
+	testkit.Tool(t, "ffmpeg")
+	testkit.Tool(t, "ffprobe")
 	for _, c := range []struct{ w, h, frames int }{{256, 256, 39}, {96, 64, 22}, {64, 32, 5}} {
 		dir := t.TempDir()
 		p := filepath.Join(dir, "out.mp4")
@@ -171,8 +155,8 @@ func TestMP4SinkFFprobe(t *testing.T) {
 }
 
 func TestMP4SinkRoundTrip(t *testing.T) {
-	needTool(t, "ffmpeg")
-	needTool(t, "ffprobe")
+	testkit.Tool(t, "ffmpeg")
+	testkit.Tool(t, "ffprobe")
 	dir := t.TempDir()
 	p := filepath.Join(dir, "clip.mp4")
 	// A flat colour survives H.264 closely when the BT.709 matrix is used both ways.
@@ -252,7 +236,7 @@ func beginMP4(t *testing.T, p string, frames int) Sink {
 }
 
 func TestMP4SinkAbortAndErrors(t *testing.T) {
-	needTool(t, "ffmpeg")
+	testkit.Tool(t, "ffmpeg")
 	dir := t.TempDir()
 	p := filepath.Join(dir, "x.mp4")
 	s := beginMP4(t, p, 5)
@@ -316,10 +300,7 @@ func TestMP4SinkFFmpegErrorsWithExitZero(t *testing.T) {
 
 func ffmpegMake(t *testing.T, out string, args ...string) {
 	t.Helper()
-	cmd := exec.Command("ffmpeg", append(append([]string{"-hide_banner", "-loglevel", "error", "-y"}, args...), out)...)
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("ffmpeg: %v: %s", err, b)
-	}
+	testkit.Output(t, "ffmpeg", append(append([]string{"-hide_banner", "-loglevel", "error", "-y"}, args...), out)...)
 }
 
 // rotate90 writes a 90° display matrix into the first track header (the
@@ -341,8 +322,8 @@ func rotate90(t *testing.T, path string) {
 }
 
 func TestFFmpegSources(t *testing.T) {
-	needTool(t, "ffmpeg")
-	needTool(t, "ffprobe")
+	testkit.Tool(t, "ffmpeg")
+	testkit.Tool(t, "ffprobe")
 	dir := t.TempDir()
 	ctx := context.Background()
 
@@ -411,8 +392,8 @@ func TestFFmpegSources(t *testing.T) {
 // rate and channel count and become 32 kHz stereo through PrepareAudio;
 // garbage, truncated and empty sound files fail naming the file.
 func TestFFmpegAudioFiles(t *testing.T) {
-	needTool(t, "ffmpeg")
-	needTool(t, "ffprobe")
+	testkit.Tool(t, "ffmpeg")
+	testkit.Tool(t, "ffprobe")
 	dir := t.TempDir()
 	ctx := context.Background()
 	for _, c := range []struct {
@@ -486,8 +467,8 @@ func itoa(n int) string { return strconv.Itoa(n) }
 // relative path, is a file to ffmpeg, not a protocol ("take:1.mp4" failed
 // with "Protocol not found").
 func TestFFmpegColonNames(t *testing.T) {
-	needTool(t, "ffmpeg")
-	needTool(t, "ffprobe")
+	testkit.Tool(t, "ffmpeg")
+	testkit.Tool(t, "ffprobe")
 	dir := t.TempDir()
 	wd, _ := os.Getwd()
 	if err := os.Chdir(dir); err != nil {

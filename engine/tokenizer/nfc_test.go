@@ -2,7 +2,6 @@ package tokenizer
 
 import (
 	"math/rand/v2"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -78,18 +77,13 @@ func TestLongNonStarterRuns(t *testing.T) {
 // generators write with this Node.js build, when it is the build that
 // wrote them (the first line names it).
 func TestUnicodeDataMatchesGenerators(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		need(t, "node is not installed")
-	}
+	node := testkit.Tool(t, "node")
 	for _, c := range []struct{ gen, name, embedded string }{
 		{"gen_unicode.mjs", "unicode_classes.txt", unicodeClassesFile},
 		{"gen_normalization.mjs", "normalization.txt", normalizationFile},
 	} {
 		out := filepath.Join(t.TempDir(), c.name)
-		if b, err := exec.Command(node, c.gen, out).CombinedOutput(); err != nil {
-			t.Fatalf("node %s: %v\n%s", c.gen, err, b)
-		}
+		testkit.Output(t, node, c.gen, out)
 		b := testkit.ReadFile(t, out)
 		got, _, _ := strings.Cut(string(b), "\n")
 		want, _, _ := strings.Cut(c.embedded, "\n")
