@@ -1,18 +1,16 @@
 package audiovae
 
 import (
-	"bytes"
 	"context"
-	"encoding/binary"
 	"errors"
 	"math"
+	"math/big"
 	"math/rand/v2"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"h3studio/engine/compute/cpu"
-	"h3studio/engine/safetensors"
 	"h3studio/engine/testkit"
 )
 
@@ -42,11 +40,7 @@ func randomLatents(ch, c, a int, seed uint64) *Latents {
 // The Kaiser taps computed from alias-free-torch's recipe equal the
 // buffers stored in the (oracle) checkpoint.
 func TestKaiserFilterMatchesCheckpoint(t *testing.T) {
-	f, err := safetensors.Open("testdata/original/audio_vae/model.safetensors")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	f := testkit.Open(t, "testdata/original/audio_vae/model.safetensors")
 	stored, _ := testkit.Float32s(t, f, "decoder.activation_post.upsample.filter")
 	got := KaiserSincFilter(0.25, 0.3, 12)
 	for i := range stored {
@@ -201,31 +195,7 @@ func TestDecodeRefusesNonFiniteOutput(t *testing.T) {
 	if err := WriteTestModel(dir, TinyConfig(), 1); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(dir, "model.safetensors")
-	f, err := safetensors.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var entries []safetensors.Entry
-	for _, n := range f.Names() {
-		info, _ := f.Info(n)
-		data, err := f.Data(n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		data = bytes.Clone(data)
-		if n == "dec_in_proj.bias" {
-			for i := 0; i+4 <= len(data); i += 4 {
-				binary.LittleEndian.PutUint32(data[i:], math.Float32bits(float32(math.NaN())))
-			}
-		}
-		entries = append(entries, safetensors.Entry{Name: n, DType: info.DType, Shape: info.Shape, Data: data})
-	}
-	meta := f.Header.Metadata
-	f.Close()
-	if err := safetensors.Write(path, entries, meta); err != nil {
-		t.Fatal(err)
-	}
+	testkit.PoisonTensor(t, filepath.Join(dir, "model.safetensors"), "dec_in_proj.bias")
 	m, err := Open(cpu.New(cpu.Options{}), dir, dir, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -234,5 +204,39 @@ func TestDecodeRefusesNonFiniteOutput(t *testing.T) {
 	_, err = m.Decode(context.Background(), randomLatents(2, 32, 3, 1), nil)
 	if err == nil || !strings.Contains(err.Error(), "the decoder produced a non-finite sample NaN at channel 0, sample 0") {
 		t.Errorf("err = %v, want the non-finite sample named", err)
+	}
+}
+
+// The folded weights are the exact v·(g/‖v‖) rounded once (a released
+// decoder row: 1,024 channels × 7 taps): a float32 scale g/‖v‖ rounds
+// twice, a systematic error per row the float64 reference does not have.
+func TestFoldWeightNormRoundsOnce(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 3))
+	const rows, per = 16, 1024 * 7
+	v := make([]float32, rows*per)
+	g := make([]float32, rows)
+	for i := range v {
+		v[i] = float32(rng.NormFloat64() / math.Sqrt(per))
+	}
+	for i := range g {
+		g[i] = float32(0.1 * (1 + rng.Float64()))
+	}
+	got := foldWeightNorm(v, g)
+	for o := 0; o < rows; o++ {
+		// ‖v‖ and the scale to 200 bits.
+		ss := new(big.Float).SetPrec(200)
+		for _, x := range v[o*per : (o+1)*per] {
+			bx := new(big.Float).SetPrec(200).SetFloat64(float64(x))
+			ss.Add(ss, bx.Mul(bx, bx))
+		}
+		scale := new(big.Float).SetPrec(200).Quo(new(big.Float).SetPrec(200).SetFloat64(float64(g[o])), ss.Sqrt(ss))
+		for i, x := range v[o*per : (o+1)*per] {
+			e := new(big.Float).SetPrec(200).Mul(new(big.Float).SetPrec(200).SetFloat64(float64(x)), scale)
+			want, _ := e.Float32()
+			if got[o*per+i] != want {
+				ef, _ := e.Float64()
+				t.Fatalf("row %d element %d: folded %v, exact %v rounds to %v", o, i, got[o*per+i], ef, want)
+			}
+		}
 	}
 }

@@ -48,11 +48,7 @@ func ReadConfigFile(dir string, layout Layout) (*ConfigFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	m, err := configfile.Read(c.MetadataPath)
-	if err != nil {
-		return nil, err
-	}
-	if err := audioMetadataFrom(m, c); err != nil {
+	if err := configfile.ReadInto(c.MetadataPath, func(m *configfile.Object) error { return audioMetadataFrom(m, c) }); err != nil {
 		return nil, err
 	}
 	if st, err := os.Stat(c.YAMLPath); err != nil || st.IsDir() || st.Size() == 0 {

@@ -2,6 +2,8 @@ package configfile
 
 import (
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -50,5 +52,27 @@ func TestLatentStats(t *testing.T) {
 		if (c.want == "") != (err == nil) || err != nil && err.Error() != c.want {
 			t.Errorf("CheckLatentStats(%v, %v) = %v, want %q", c.mean, c.std, err, c.want)
 		}
+	}
+}
+
+// TestReadInto: the file's object reaches fill, whose error is returned;
+// a missing file is the reader's error and fill is not called.
+func TestReadInto(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "metadata.json")
+	if err := os.WriteFile(path, []byte(`{"rate": 32000}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rate := 0
+	err := ReadInto(path, func(o *Object) error {
+		rate = o.PosInt("rate")
+		return o.Err()
+	})
+	if err != nil || rate != 32000 {
+		t.Errorf("ReadInto: rate %d, %v", rate, err)
+	}
+	called := false
+	err = ReadInto(filepath.Join(t.TempDir(), "missing.json"), func(*Object) error { called = true; return nil })
+	if called || err == nil || !strings.Contains(err.Error(), "file is missing") {
+		t.Errorf("missing file: called %v, %v", called, err)
 	}
 }

@@ -420,3 +420,14 @@ func ReadAs[T any](path string, from func(*Object) (T, error)) (T, error) {
 	}
 	return from(o)
 }
+
+// ReadInto reads the object file at path and fills a value already read
+// in part with fill: the second file of a component's config, the one its
+// first file names.
+func ReadInto(path string, fill func(*Object) error) error {
+	o, err := Read(path)
+	if err != nil {
+		return err
+	}
+	return fill(o)
+}

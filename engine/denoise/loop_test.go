@@ -31,29 +31,19 @@ type fixtureFile struct{ f *safetensors.File }
 
 func openFixture(t testing.TB, name string) fixtureFile {
 	t.Helper()
-	f, err := safetensors.Open(filepath.Join("testdata", name+".safetensors"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
-	return fixtureFile{f}
+	return fixtureFile{testkit.Open(t, filepath.Join("testdata", name+".safetensors"))}
 }
 
 func (x fixtureFile) f32(t testing.TB, name string) []float32 {
 	t.Helper()
-	info, ok := x.f.Info(name)
-	if !ok {
-		t.Fatalf("fixture has no %s", name)
-	}
-	d, _ := x.f.Data(name)
-	return compute.DecodeFloat32(info.DType, d)
+	v, _ := testkit.Float32s(t, x.f, name)
+	return v
 }
 
 func (x fixtureFile) i64(t testing.TB, name string) []int64 {
 	t.Helper()
-	info, _ := x.f.Info(name)
-	d, _ := x.f.Data(name)
-	return compute.DecodeInt64(info.DType, d)
+	v, _ := testkit.Int64s(t, x.f, name)
+	return v
 }
 
 // openModel opens a tiny transformer on the test backend (testbackend: the

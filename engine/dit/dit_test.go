@@ -51,11 +51,8 @@ func load(t testing.TB, f fixture) *loaded {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fx, err := safetensors.Open(filepath.Join("testdata", f.file))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ck.Close(); fx.Close() })
+	t.Cleanup(func() { ck.Close() })
+	fx := testkit.Open(t, filepath.Join("testdata", f.file))
 	return &loaded{cfg, ck, fx}
 }
 

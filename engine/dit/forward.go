@@ -144,8 +144,8 @@ func (m *Model) Forward(ctx context.Context, s *Sequence, tab *Tables, st Step, 
 	adalnT := m.indexTensor(a, adaln)
 	finalT := m.indexTensor(a, final)
 	if m.opts.Trace != nil {
-		m.traceHost(a, "rope_cos", dupTable(s.cosHost, S), S, 2*len(s.cosHost)/S)
-		m.traceHost(a, "rope_sin", dupTable(s.sinHost, S), S, 2*len(s.sinHost)/S)
+		m.traceHost(a, "rope_cos", nn.DuplicateHalves(s.cosHost, len(s.cosHost)/S), S, 2*len(s.cosHost)/S)
+		m.traceHost(a, "rope_sin", nn.DuplicateHalves(s.sinHost, len(s.sinHost)/S), S, 2*len(s.sinHost)/S)
 	}
 
 	// 3. The block stack (or its cached residual).

@@ -161,15 +161,3 @@ func (s *Sequence) Release() {
 
 // HasCoreResidual reports whether a core residual is cached (CoreCache ran).
 func (s *Sequence) HasCoreResidual() bool { return s.coreResidual != nil }
-
-// dupTable widens [S·3F] host rotary values to the reference's [S, 6F] table
-// (the angles repeated), for tracing.
-func dupTable(v []float32, rows int) []float32 {
-	half := len(v) / rows
-	out := make([]float32, 2*len(v))
-	for r := 0; r < rows; r++ {
-		copy(out[2*r*half:], v[r*half:(r+1)*half])
-		copy(out[(2*r+1)*half:], v[r*half:(r+1)*half])
-	}
-	return out
-}

@@ -98,19 +98,7 @@ func PackAudio(dst, src []float32, channels, a int) ([]float32, error) {
 	if channels < 1 || a < 0 || len(src) != AudioChannels*channels*a {
 		return nil, fmt.Errorf("layout: audio latents hold %d values, [%d,%d,%d] needs %d", len(src), AudioChannels, channels, a, AudioChannels*channels*a)
 	}
-	if dst == nil {
-		dst = make([]float32, len(src))
-	} else if len(dst) != len(src) {
-		return nil, fmt.Errorf("layout: audio rows destination holds %d values, want %d", len(dst), len(src))
-	}
-	for s := 0; s < AudioChannels; s++ {
-		for c := 0; c < channels; c++ {
-			for k := 0; k < a; k++ {
-				dst[(s*a+k)*channels+c] = src[(s*channels+c)*a+k]
-			}
-		}
-	}
-	return dst, nil
+	return permuteAudio(dst, src, channels, a, true)
 }
 
 // UnpackAudio is the inverse of PackAudio: rows [2A, C] back to [2, C, A].
@@ -118,15 +106,31 @@ func UnpackAudio(dst, rows []float32, channels, a int) ([]float32, error) {
 	if channels < 1 || a < 0 || len(rows) != AudioChannels*channels*a {
 		return nil, fmt.Errorf("layout: audio rows hold %d values, [%d,%d] needs %d", len(rows), AudioChannels*a, channels, AudioChannels*channels*a)
 	}
+	return permuteAudio(dst, rows, channels, a, false)
+}
+
+// permuteAudio copies src into dst (allocated when nil) between the
+// latent order [2, C, A] and the row order [2A, C]: latents to rows when
+// pack, rows to latents otherwise.
+func permuteAudio(dst, src []float32, channels, a int, pack bool) ([]float32, error) {
 	if dst == nil {
-		dst = make([]float32, len(rows))
-	} else if len(dst) != len(rows) {
-		return nil, fmt.Errorf("layout: audio latents destination holds %d values, want %d", len(dst), len(rows))
+		dst = make([]float32, len(src))
+	} else if len(dst) != len(src) {
+		what := "audio latents"
+		if pack {
+			what = "audio rows"
+		}
+		return nil, fmt.Errorf("layout: %s destination holds %d values, want %d", what, len(dst), len(src))
 	}
 	for s := 0; s < AudioChannels; s++ {
 		for c := 0; c < channels; c++ {
 			for k := 0; k < a; k++ {
-				dst[(s*channels+c)*a+k] = rows[(s*a+k)*channels+c]
+				latent, row := (s*channels+c)*a+k, (s*a+k)*channels+c
+				if pack {
+					dst[row] = src[latent]
+				} else {
+					dst[latent] = src[row]
+				}
 			}
 		}
 	}

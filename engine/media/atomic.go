@@ -57,6 +57,17 @@ func (a *atomicFile) commit() error {
 	return nil
 }
 
+// installFile makes tmp, a finished temporary file written by another
+// process (ffmpeg), the file path, as commit does for one written here.
+func installFile(tmp, path string) error {
+	f, err := os.OpenFile(tmp, os.O_RDWR, 0)
+	if err != nil {
+		os.Remove(tmp)
+		return fileErr(path, err, "cannot finish writing")
+	}
+	return (&atomicFile{path: path, tmp: tmp, f: f}).commit()
+}
+
 // abort removes the temporary file.
 func (a *atomicFile) abort() {
 	if a.f != nil {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -14,6 +13,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"h3studio/engine/compute"
+	"h3studio/engine/testkit"
 )
 
 // torchaudio parity. testdata/gen_audio.py (Debian torch 1.13, torchaudio
@@ -39,27 +41,14 @@ type audioManifest struct {
 }
 
 func loadAudioManifest(t testing.TB) audioManifest {
-	b, err := os.ReadFile("testdata/audio/manifest.json")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var m audioManifest
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatal(err)
-	}
+	testkit.ReadJSON(t, "testdata/audio/manifest.json", &m)
 	return m
 }
 
+// readF32 reads a raw little-endian float32 file of testdata/audio.
 func readF32(t testing.TB, name string) []float32 {
-	b, err := os.ReadFile(filepath.Join("testdata/audio", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := make([]float32, len(b)/4)
-	for i := range out {
-		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-	}
-	return out
+	return compute.DecodeFloat32(compute.F32, testkit.ReadFile(t, filepath.Join("testdata/audio", name)))
 }
 
 // Bounds of the torchaudio comparison (float32 accumulation order only).
@@ -80,14 +69,7 @@ func TestResampleTorchaudio(t *testing.T) {
 			if got.Rate != SampleRate || got.Channels != 2 || len(got.Samples) != len(want) {
 				t.Fatalf("got %d Hz %d ch %d samples, want 32000 Hz 2 ch %d samples", got.Rate, got.Channels, len(got.Samples), len(want))
 			}
-			maxAbs, num, den := 0.0, 0.0, 0.0
-			for i := range want {
-				d := float64(got.Samples[i]) - float64(want[i])
-				maxAbs = math.Max(maxAbs, math.Abs(d))
-				num += d * d
-				den += float64(want[i]) * float64(want[i])
-			}
-			rel := math.Sqrt(num / den)
+			maxAbs, rel := testkit.MaxAbs(got.Samples, want), testkit.RelL2(got.Samples, want)
 			t.Logf("%d Hz %d ch → 32 kHz stereo: max |Δ| %.3g, rel-L2 %.3g", c.Rate, c.Channels, maxAbs, rel)
 			if maxAbs > resampleMaxAbs || rel > resampleRelL2 {
 				t.Errorf("max |Δ| %.3g (bound %g), rel-L2 %.3g (bound %g)", maxAbs, resampleMaxAbs, rel, resampleRelL2)

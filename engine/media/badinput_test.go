@@ -4,30 +4,15 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
-	"hash/crc32"
 	"image"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-// pngHeader is a PNG signature and IHDR chunk claiming w×h RGB, with a valid
-// CRC and no pixel data.
-func pngHeader(w, h uint32) []byte {
-	var b bytes.Buffer
-	b.WriteString("\x89PNG\r\n\x1a\n")
-	ihdr := make([]byte, 17)
-	copy(ihdr, "IHDR")
-	binary.BigEndian.PutUint32(ihdr[4:], w)
-	binary.BigEndian.PutUint32(ihdr[8:], h)
-	ihdr[12], ihdr[13] = 8, 2
-	binary.Write(&b, binary.BigEndian, uint32(13))
-	b.Write(ihdr)
-	binary.Write(&b, binary.BigEndian, crc32.ChecksumIEEE(ihdr))
-	return b.Bytes()
-}
+	"h3studio/engine/testkit"
+)
 
 // jpegHeader is SOI + a baseline SOF0 claiming w×h with 3 components + SOS,
 // and no scan data.
@@ -48,10 +33,7 @@ func write(t *testing.T, dir, name string, data []byte) string {
 
 func TestBadInput(t *testing.T) {
 	dir := t.TempDir()
-	good, err := os.ReadFile("testdata/pil/scene_97x53.png")
-	if err != nil {
-		t.Fatal(err)
-	}
+	good := testkit.ReadFile(t, "testdata/pil/scene_97x53.png")
 	goodJPEG, _ := os.ReadFile("testdata/pil/scene_97x53_s2.jpg")
 	wav, _ := os.ReadFile("testdata/audio/pcm_i16.wav")
 	zeroWAV := append([]byte(nil), wav[:bytes.Index(wav, []byte("data"))+8]...)
@@ -68,7 +50,7 @@ func TestBadInput(t *testing.T) {
 		{"empty.wav", nil, "empty.wav: file is empty", nil},
 		{"cut.png", good[:len(good)/2], "cut.png: truncated PNG data", nil},
 		{"cut.jpg", goodJPEG[:len(goodJPEG)/3], "cut.jpg: truncated JPEG data", nil},
-		{"huge.png", pngHeader(20000, 20000), "huge.png: picture is 20000×20000 (400 megapixels); the limit is 120 megapixels", ErrTooLarge},
+		{"huge.png", testkit.PNGHeader(20000, 20000), "huge.png: picture is 20000×20000 (400 megapixels); the limit is 120 megapixels", ErrTooLarge},
 		{"huge.jpg", jpegHeader(20000, 20000), "picture is 20000×20000", ErrTooLarge},
 		{"zero.wav", zeroWAV, "zero.wav: has no audio samples (zero length)", nil},
 		{"cut.wav", truncWAV, "cut.wav: truncated WAV data", nil},
@@ -135,8 +117,8 @@ func TestSinksLeaveNothing(t *testing.T) {
 	if err := s.Abort(); err != nil {
 		t.Fatal(err)
 	}
-	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
-		t.Errorf("Abort left %v", ents)
+	if names := testkit.Names(dir); len(names) != 0 {
+		t.Errorf("Abort left %v", names)
 	}
 	// The same, closed: frames and WAV are there, nothing else.
 	fs, _ = NewFrameSink(frames)
@@ -285,8 +267,8 @@ func TestCloseAfterRejectedWrite(t *testing.T) {
 				if err == nil || !strings.Contains(err.Error(), filepath.Base(dest)) {
 					t.Errorf("Close after a refused write: %v (want an error naming %s)", err, dest)
 				}
-				if ents, _ := os.ReadDir(dir); len(ents) != 0 {
-					t.Errorf("left behind: %v", ents)
+				if names := testkit.Names(dir); len(names) != 0 {
+					t.Errorf("left behind: %v", names)
 				}
 			})
 		}

@@ -23,8 +23,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-
-	"h3studio/engine/atomicfile"
 )
 
 func init() {
@@ -246,31 +244,7 @@ func (s *ffmpegMP4Sink) Close() error {
 	}
 	s.state.done = true
 	os.Remove(s.videoTmp)
-	if err := os.Chmod(s.tmp, atomicfile.Mode(s.path)); err != nil {
-		os.Remove(s.tmp)
-		return fileErr(s.path, err, "cannot finish writing")
-	}
-	if err := syncFile(s.tmp); err != nil {
-		os.Remove(s.tmp)
-		return fileErr(s.path, err, "cannot finish writing (is the disk full?)")
-	}
-	if err := os.Rename(s.tmp, s.path); err != nil {
-		os.Remove(s.tmp)
-		return fileErr(s.path, err, "cannot move the finished file into place")
-	}
-	return nil
-}
-
-func syncFile(p string) error {
-	f, err := os.OpenFile(p, os.O_RDWR, 0)
-	if err != nil {
-		return err
-	}
-	err = f.Sync()
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return installFile(s.tmp, s.path)
 }
 
 func (s *ffmpegMP4Sink) Abort() error {

@@ -8,11 +8,12 @@ import (
 	"image"
 	"math/rand"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+
+	"h3studio/engine/testkit"
 )
 
 // TestFullDisk runs every file sink where writes start failing part-way
@@ -26,22 +27,9 @@ func TestFullDisk(t *testing.T) {
 		return
 	}
 	dir := t.TempDir()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(exe, "-test.run=^TestFullDisk$", "-test.v")
-	cmd.Env = append(os.Environ(), "H3_MEDIA_FULLDISK="+dir)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("full-disk child failed: %v\n%s", err, out)
-	}
+	out := testkit.RunChild(t, "TestFullDisk", "H3_MEDIA_FULLDISK", dir)
 	t.Logf("child:\n%s", out)
-	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
-		var names []string
-		for _, e := range ents {
-			names = append(names, e.Name())
-		}
+	if names := testkit.Names(dir); len(names) != 0 {
 		t.Errorf("left behind after failed writes: %v", names)
 	}
 }
@@ -109,13 +97,9 @@ func fullDiskChild(t *testing.T, dir string) {
 	}
 	check("PNG frames", frames, run(s, 320, 240, 3))
 
-	if _, err := exec.LookPath("ffmpeg"); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("ffmpeg is missing on CI (make deps installs Debian's ffmpeg)")
-		}
-		t.Log("SKIP MP4: ffmpeg not installed")
-		return
-	}
+	// The MP4 checks need ffmpeg (without it the child skips here, after the
+	// other sinks' checks).
+	testkit.Tool(t, "ffmpeg")
 	// 4 s of 320×240 noise overflow the video pass (≈ 276 KB at its bit
 	// rate); 10 s of 64×64 (≈ 37 KB) fit there and overflow when the 10 s
 	// of sound (AAC, ≈ 240 KB) are muxed in.

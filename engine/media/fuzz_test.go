@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"h3studio/engine/testkit"
 )
 
 // Fuzz targets for the decoders' entry points. `make test` runs each for a
@@ -24,7 +26,7 @@ func FuzzDecodeImage(f *testing.F) {
 	for _, g := range []string{"testdata/pil/*.png", "testdata/pil/*.jpg", "testdata/pil/*.gif", "testdata/pil/*.webp", "testdata/pil/*.tif"} {
 		addSeeds(f, g)
 	}
-	f.Add(pngHeader(20000, 20000))
+	f.Add(testkit.PNGHeader(20000, 20000))
 	f.Add(jpegHeader(1, 1))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		hdr, err := ReadImageHeader("fuzz", data)

@@ -52,15 +52,7 @@ func ycbcrToRGBA(src *image.YCbCr) *image.RGBA {
 	return out
 }
 
-func clampU8(v int32) uint8 {
-	if v < 0 {
-		return 0
-	}
-	if v > 255 {
-		return 255
-	}
-	return uint8(v)
-}
+func clampU8(v int32) uint8 { return uint8(min(max(v, 0), 255)) }
 
 type ycc struct{ crR, cbB, crG, cbG [256]int32 }
 

@@ -1,12 +1,12 @@
 package media
 
 import (
-	"encoding/json"
 	"fmt"
 	"image"
-	"os"
 	"path/filepath"
 	"testing"
+
+	"h3studio/engine/testkit"
 )
 
 // PIL parity. testdata/gen_pil.py (Debian python3-pil, Pillow 9.4) wrote the
@@ -27,14 +27,8 @@ type pilCase struct {
 
 func loadPIL(t testing.TB) []pilCase {
 	t.Helper()
-	b, err := os.ReadFile("testdata/pil/manifest.json")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var m struct{ Cases []pilCase }
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatal(err)
-	}
+	testkit.ReadJSON(t, "testdata/pil/manifest.json", &m)
 	return m.Cases
 }
 

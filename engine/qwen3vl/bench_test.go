@@ -15,7 +15,7 @@ import (
 // precision, and a conditioning-cache hit.
 func BenchmarkEncode(b *testing.B) {
 	t := &testing.T{}
-	p := openParityB(b)
+	p := openParity(b)
 	be := cpu.New(cpu.Options{})
 	for _, mode := range []MemoryMode{Resident, Streaming} {
 		m, err := Load(testEncoder, be, LoadOptions{Mode: mode})

@@ -12,6 +12,7 @@ import (
 	"h3studio/engine/compute"
 	"h3studio/engine/compute/cpu"
 	"h3studio/engine/safetensors"
+	"h3studio/engine/testkit"
 )
 
 func TestInputErrors(t *testing.T) {
@@ -66,10 +67,7 @@ func copyEncoder(t *testing.T) string {
 		t.Fatal(err)
 	}
 	for _, e := range ents {
-		b, err := os.ReadFile(filepath.Join(testEncoder, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
+		b := testkit.ReadFile(t, filepath.Join(testEncoder, e.Name()))
 		if err := os.WriteFile(filepath.Join(dir, e.Name()), b, 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -86,18 +84,10 @@ func editTensors(t *testing.T, dir, name string, edit func([]safetensors.Entry) 
 		t.Fatal(err)
 	}
 	shard := ix.WeightMap[name]
-	f, err := safetensors.Open(filepath.Join(dir, shard))
-	if err != nil {
-		t.Fatal(err)
+	entries, _ := testkit.Entries(t, filepath.Join(dir, shard))
+	for _, e := range entries {
+		delete(ix.WeightMap, e.Name)
 	}
-	var entries []safetensors.Entry
-	for _, n := range f.Names() {
-		info, _ := f.Info(n)
-		d, _ := f.Data(n)
-		entries = append(entries, safetensors.Entry{Name: n, DType: info.DType, Shape: info.Shape, Data: append([]byte(nil), d...)})
-		delete(ix.WeightMap, n)
-	}
-	f.Close()
 	entries = edit(entries)
 	for _, e := range entries {
 		ix.WeightMap[e.Name] = shard
@@ -187,10 +177,7 @@ func TestLoadErrors(t *testing.T) {
 
 func editConfig(t *testing.T, dir string, edit func(map[string]any)) {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, "config.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := testkit.ReadFile(t, filepath.Join(dir, "config.json"))
 	var c map[string]any
 	if err := json.Unmarshal(b, &c); err != nil {
 		t.Fatal(err)
@@ -208,17 +195,14 @@ func TestStreamingReadError(t *testing.T) {
 	dir := copyEncoder(t)
 	m := loadTestDir(t, dir, Streaming)
 	p := filepath.Join(dir, "model-00002-of-00003.safetensors")
-	b, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := testkit.ReadFile(t, p)
 	// Replace the file (the mapping keeps the old one) with a truncated copy.
 	tmp := p + ".new"
 	os.WriteFile(tmp, b[:len(b)/3], 0o644)
 	if err := os.Rename(tmp, p); err != nil {
 		t.Fatal(err)
 	}
-	_, err = m.Encode(context.Background(), &Input{IDs: []int64{1, 2, 3}}, EncodeOptions{})
+	_, err := m.Encode(context.Background(), &Input{IDs: []int64{1, 2, 3}}, EncodeOptions{})
 	if err == nil || !strings.Contains(err.Error(), "layer") || !strings.Contains(err.Error(), "model-00002") {
 		t.Fatalf("error %v", err)
 	}
@@ -237,11 +221,50 @@ func loadTestDir(t *testing.T, dir string, mode MemoryMode) *Model {
 	return m
 }
 
-func FuzzParseConfig(f *testing.F) {
-	b, err := os.ReadFile(filepath.Join(testEncoder, "config.json"))
+// TestInventoryIsWhatLoadBinds writes a text_encoder/ holding exactly
+// Inventory's tensors and checks that Load accepts it in both memory modes
+// and refuses one tensor fewer or one more, naming it.
+func TestInventoryIsWhatLoadBinds(t *testing.T) {
+	cfg, err := ReadConfig(testEncoder)
 	if err != nil {
-		f.Fatal(err)
+		t.Fatal(err)
 	}
+	entries, err := Inventory(cfg).Entries(3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	load := func(es []safetensors.Entry, mode MemoryMode) error {
+		dir := t.TempDir()
+		for _, f := range []string{"config.json", "preprocessor_config.json", "video_preprocessor_config.json"} {
+			if err := os.WriteFile(filepath.Join(dir, f), testkit.ReadFile(t, filepath.Join(testEncoder, f)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := safetensors.WriteSharded(dir, "model", es, 1<<16); err != nil {
+			t.Fatal(err)
+		}
+		m, err := Load(dir, cpu.New(cpu.Options{}), LoadOptions{Mode: mode})
+		if err != nil {
+			return err
+		}
+		return m.Close()
+	}
+	for _, mode := range []MemoryMode{Resident, Streaming} {
+		if err := load(entries, mode); err != nil {
+			t.Fatalf("%v: the inventory's own checkpoint: %v", mode, err)
+		}
+	}
+	if err := load(entries[1:], Resident); err == nil || !strings.Contains(err.Error(), entries[0].Name) {
+		t.Errorf("without %s: %v", entries[0].Name, err)
+	}
+	extra := append(append([]safetensors.Entry(nil), entries...), safetensors.F32("model.visual.extra.weight", compute.F32, compute.Shape{2}, []float32{1, 2}))
+	if err := load(extra, Resident); err == nil || !strings.Contains(err.Error(), "model.visual.extra.weight") {
+		t.Errorf("with an unexpected tensor: %v", err)
+	}
+}
+
+func FuzzParseConfig(f *testing.F) {
+	b := testkit.ReadFile(f, filepath.Join(testEncoder, "config.json"))
 	f.Add(b)
 	f.Add([]byte(`{"text_config":{},"vision_config":{}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -470,7 +470,7 @@ func (m *Model) Encode(ctx context.Context, in *Input, o EncodeOptions) (out *Ou
 			name string
 			v    []float32
 		}{{"rope_cos", cosH}, {"rope_sin", sinH}} {
-			full := duplicateHalves(t.v, half)
+			full := nn.DuplicateHalves(t.v, half)
 			for i := range full {
 				full[i] = compute.Round(act, full[i])
 			}

@@ -154,15 +154,7 @@ func ResizeBicubic(src *RGB, w, h int) *RGB {
 	return cur
 }
 
-func sat8(v int32) uint8 {
-	if v < 0 {
-		return 0
-	}
-	if v > 255 {
-		return 255
-	}
-	return uint8(v)
-}
+func sat8(v int32) uint8 { return uint8(min(max(v, 0), 255)) }
 
 // aaWeightsInt16 computes, for every output index of a 1-D antialiased
 // bicubic resample from in to out samples, the first input index and the

@@ -69,10 +69,7 @@ func TestMakeTestdata(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, f := range []string{"config.json", "preprocessor_config.json", "video_preprocessor_config.json"} {
-		b, err := os.ReadFile(filepath.Join(src, f))
-		if err != nil {
-			t.Fatal(err)
-		}
+		b := testkit.ReadFile(t, filepath.Join(src, f))
 		if err := os.WriteFile(filepath.Join(testEncoder, f), b, 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -153,11 +150,11 @@ func hasAnyPrefix(s string, prefixes []string) bool {
 
 // parity is the committed reference data.
 type parity struct {
-	t *testing.T
+	t testing.TB
 	f *safetensors.File
 }
 
-func openParity(t *testing.T) *parity {
+func openParity(t testing.TB) *parity {
 	t.Helper()
 	f, err := safetensors.Open("testdata/parity.safetensors")
 	if err != nil {
@@ -165,15 +162,6 @@ func openParity(t *testing.T) *parity {
 	}
 	t.Cleanup(func() { f.Close() })
 	return &parity{t: t, f: f}
-}
-
-func openParityB(b *testing.B) *parity {
-	f, err := safetensors.Open("testdata/parity.safetensors")
-	if err != nil {
-		b.Fatalf("test data missing (regenerate with -update): %v", err)
-	}
-	b.Cleanup(func() { f.Close() })
-	return &parity{t: &testing.T{}, f: f}
 }
 
 func (p *parity) has(name string) bool { _, ok := p.f.Info(name); return ok }

@@ -187,8 +187,8 @@ func (vt *VisionTower) forward(b compute.Backend, pixels []float32, g Grid, act 
 	upload(b, cos, cosH)
 	upload(b, sin, sinH)
 	if tr.on() {
-		tr.putHost("vision.rope_cos", duplicateHalves(cosH, hd/2), N, hd)
-		tr.putHost("vision.rope_sin", duplicateHalves(sinH, hd/2), N, hd)
+		tr.putHost("vision.rope_cos", nn.DuplicateHalves(cosH, hd/2), N, hd)
+		tr.putHost("vision.rope_sin", nn.DuplicateHalves(sinH, hd/2), N, hd)
 	}
 
 	y := a.New(act, N, dv)
@@ -256,17 +256,6 @@ func (pm *patchMerger) forward(a *nn.Arena, x *compute.Tensor, act compute.DType
 	b.Unary(h, h, compute.GELU)
 	out := a.New(act, T, pm.fc2.Out())
 	pm.fc2.Forward(b, out, h)
-	return out
-}
-
-// duplicateHalves repeats each row's half table: [n, half] → [n, 2·half].
-func duplicateHalves(v []float32, half int) []float32 {
-	n := len(v) / half
-	out := make([]float32, 2*len(v))
-	for i := 0; i < n; i++ {
-		copy(out[2*i*half:], v[i*half:(i+1)*half])
-		copy(out[(2*i+1)*half:], v[i*half:(i+1)*half])
-	}
 	return out
 }
 

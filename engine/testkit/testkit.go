@@ -1,6 +1,9 @@
-// Package testkit holds what the component tests share to compare numbers:
-// the relative L2 error and the largest absolute difference of two
-// vectors, the measures the parity tolerances are stated in.
+// Package testkit holds what the component tests share: the relative L2
+// error and the largest absolute difference of two vectors (the measures
+// the parity tolerances are stated in), readers of fixtures and test files,
+// small test inputs (a size-only PNG), the locators of the test peers and
+// tools installed outside the module (the Python virtualenv, the npm Qwen3
+// vocabulary, ffmpeg, node) and the runner of a test's child process.
 package testkit
 
 import "math"

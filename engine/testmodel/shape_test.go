@@ -112,15 +112,11 @@ func decodeVideo(t *testing.T, dir string, seed uint64) *videovae.Volume {
 func TestShapedVideoDecoder(t *testing.T) {
 	shaped := filepath.Join(t.TempDir(), "shaped")
 	cfg := VideoVAEConfig()
-	inv, err := videoVAEInventory(cfg, Seed)
+	weights, err := entries(videoVAEInventory(cfg, Seed))
 	if err != nil {
 		t.Fatal(err)
 	}
-	entries, err := inv.Entries(Seed)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := videovae.WriteModel(shaped, cfg, entries); err != nil {
+	if err := videovae.WriteModel(shaped, cfg, weights); err != nil {
 		t.Fatal(err)
 	}
 	v := decodeVideo(t, shaped, 1)
@@ -200,15 +196,11 @@ func decodeAudio(t *testing.T, dir string, seed uint64) *audiovae.Wave {
 func TestShapedAudioDecoder(t *testing.T) {
 	shaped := filepath.Join(t.TempDir(), "shaped")
 	cfg := audiovae.TinyConfig()
-	inv, err := audioVAEInventory(cfg, Seed)
+	weights, err := entries(audioVAEInventory(cfg, Seed))
 	if err != nil {
 		t.Fatal(err)
 	}
-	entries, err := inv.Entries(Seed)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := audiovae.WriteModel(shaped, cfg, entries); err != nil {
+	if err := audiovae.WriteModel(shaped, cfg, weights); err != nil {
 		t.Fatal(err)
 	}
 	w := decodeAudio(t, shaped, 1)

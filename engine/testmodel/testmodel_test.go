@@ -18,14 +18,21 @@ import (
 	"h3studio/engine/videovae"
 )
 
-// TestWriteLoadsEveryComponent writes the checkpoint and loads every
-// component of both partitions with the engine's own loaders (strict
-// binding: nothing missing, nothing left over).
-func TestWriteLoadsEveryComponent(t *testing.T) {
+// writeDemo writes the demo checkpoint into a fresh temporary folder.
+func writeDemo(t *testing.T) string {
+	t.Helper()
 	dir := filepath.Join(t.TempDir(), "demo")
 	if err := Write(dir); err != nil {
 		t.Fatal(err)
 	}
+	return dir
+}
+
+// TestWriteLoadsEveryComponent writes the checkpoint and loads every
+// component of both partitions with the engine's own loaders (strict
+// binding: nothing missing, nothing left over).
+func TestWriteLoadsEveryComponent(t *testing.T) {
+	dir := writeDemo(t)
 	snap, err := snapshot.Open(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -114,12 +121,7 @@ func withKeys(c dit.Config, k dit.KeySet) dit.Config { c.Keys = k; return c }
 
 // TestWriteIsDeterministic writes twice and compares every file.
 func TestWriteIsDeterministic(t *testing.T) {
-	a, b := filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b")
-	for _, d := range []string{a, b} {
-		if err := Write(d); err != nil {
-			t.Fatal(err)
-		}
-	}
+	a, b := writeDemo(t), writeDemo(t)
 	n := 0
 	err := filepath.Walk(a, func(p string, info os.FileInfo, err error) error {
 		if err != nil || info.IsDir() {
@@ -178,10 +180,7 @@ func TestEnsure(t *testing.T) {
 func TestWriteModes(t *testing.T) {
 	old := syscall.Umask(0o022)
 	defer syscall.Umask(old)
-	dir := filepath.Join(t.TempDir(), "demo")
-	if err := Write(dir); err != nil {
-		t.Fatal(err)
-	}
+	dir := writeDemo(t)
 	err := filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
 		if err != nil {
 			return err

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"unicode"
+
+	"h3studio/engine/tokenizer"
 )
 
 // The demo tokenizer is a genuine Qwen2-style byte-level BPE in Hugging
@@ -45,21 +47,6 @@ window and the music fills the room. Close-up of a cup of coffee on a wooden tab
 spoon. A city street at night with neon signs, cars passing, people talking, rain on the road. The shot slowly
 moves in; the scene is calm and the sound is clear. Two children laugh and run through a field of tall grass in the
 summer sun while a dog barks and follows them.`
-
-// byteRunes is GPT-2's bytes_to_unicode.
-func byteRunes() [256]rune {
-	var m [256]rune
-	n := 0
-	for b := 0; b < 256; b++ {
-		if (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF) {
-			m[b] = rune(b)
-		} else {
-			m[b] = rune(256 + n)
-			n++
-		}
-	}
-	return m
-}
 
 // pieces splits text roughly as the Qwen2 pre-tokenizer does for plain
 // English (a word with its leading space, digits, punctuation runs); it is
@@ -105,7 +92,6 @@ func pieces(text string) []string {
 // the most frequent adjacent pair (ties broken by the pair's text, so the
 // result is deterministic).
 func learnMerges(n int) [][2]string {
-	br := byteRunes()
 	counts := map[string]int{}
 	for _, p := range pieces(strings.ReplaceAll(corpus, "\n", " ")) {
 		counts[p]++
@@ -123,7 +109,7 @@ func learnMerges(n int) [][2]string {
 	for _, k := range keys {
 		w := &word{count: counts[k]}
 		for i := 0; i < len(k); i++ {
-			w.syms = append(w.syms, string(br[k[i]]))
+			w.syms = append(w.syms, string(tokenizer.ByteRune(k[i])))
 		}
 		words = append(words, w)
 	}
@@ -169,10 +155,9 @@ type Tokenizer struct {
 
 // NewTokenizer builds the demo tokenizer.
 func NewTokenizer() *Tokenizer {
-	br := byteRunes()
 	t := &Tokenizer{Vocab: map[string]int{}, Added: map[string]int{}}
 	for b := 0; b < 256; b++ {
-		t.Vocab[string(br[b])] = b
+		t.Vocab[string(tokenizer.ByteRune(byte(b)))] = b
 	}
 	for _, m := range learnMerges(demoMerges) {
 		tok := m[0] + m[1]

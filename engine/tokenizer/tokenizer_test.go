@@ -3,11 +3,12 @@ package tokenizer
 import (
 	"encoding/json"
 	"errors"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"h3studio/engine/testkit"
 )
 
 // TestSpecVectors: H3-ENCODERS-VAES.md §4.4, exact ids on the real vocabulary.
@@ -69,13 +70,7 @@ type extraTokens struct {
 
 func readExtraTokens(t *testing.T) extraTokens {
 	var x extraTokens
-	b, err := os.ReadFile(filepath.Join("testdata", "h3_extra_tokens.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &x); err != nil {
-		t.Fatal(err)
-	}
+	testkit.ReadJSON(t, filepath.Join("testdata", "h3_extra_tokens.json"), &x)
 	return x
 }
 
@@ -84,10 +79,7 @@ func readExtraTokens(t *testing.T) extraTokens {
 // as additional_special_tokens (the released H3 file) and as
 // added_tokens_decoder entries with ids.
 func h3Configs(t *testing.T, x extraTokens) map[string][]byte {
-	base, err := os.ReadFile(filepath.Join(qwen3Dir(t), ConfigFile))
-	if err != nil {
-		t.Fatal(err)
-	}
+	base := testkit.ReadFile(t, filepath.Join(qwen3Dir(t), ConfigFile))
 	out := map[string][]byte{}
 	for _, mode := range []string{"additional_special_tokens", "added_tokens_decoder"} {
 		var cfg map[string]any
@@ -121,10 +113,7 @@ func h3Configs(t *testing.T, x extraTokens) map[string][]byte {
 // whole tokens in H3's dialogue markup.
 func TestH3ExtraTokens(t *testing.T) {
 	loadQwen3(t) // skips loudly without the vocabulary
-	tj, err := os.ReadFile(filepath.Join(qwen3Dir(t), TokenizerFile))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tj := testkit.ReadFile(t, filepath.Join(qwen3Dir(t), TokenizerFile))
 	x := readExtraTokens(t)
 	plain := loadQwen3(t)
 	for mode, cfg := range h3Configs(t, x) {
@@ -164,12 +153,9 @@ func TestH3ExtraTokens(t *testing.T) {
 // TestH3ConfigIDMismatch: a configuration whose declared id is not the id
 // Hugging Face would assign is rejected, naming the entry.
 func TestH3ConfigIDMismatch(t *testing.T) {
-	tj, err := os.ReadFile(filepath.Join(qwen3Dir(t), TokenizerFile))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tj := testkit.ReadFile(t, filepath.Join(qwen3Dir(t), TokenizerFile))
 	cfg := []byte(`{"added_tokens_decoder": {"151700": {"content": "<d>", "special": true}}}`)
-	_, err = New(tj, cfg)
+	_, err := New(tj, cfg)
 	var fe *FormatError
 	if !errors.As(err, &fe) || fe.File != ConfigFile || !strings.Contains(fe.Field, "151700") {
 		t.Fatalf("err = %v, want a FormatError naming added_tokens_decoder[151700]", err)

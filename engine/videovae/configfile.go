@@ -48,11 +48,7 @@ func ReadConfigFile(dir string, layout Layout) (*ConfigFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := configfile.Read(c.SourceConfig)
-	if err != nil {
-		return nil, err
-	}
-	if err := videoSourceFrom(s, c); err != nil {
+	if err := configfile.ReadInto(c.SourceConfig, func(s *configfile.Object) error { return videoSourceFrom(s, c) }); err != nil {
 		return nil, err
 	}
 	if err := checkVideoGeometry(c); err != nil {

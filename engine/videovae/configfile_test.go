@@ -8,6 +8,7 @@ import (
 
 	"h3studio/engine/configfile"
 	"h3studio/engine/configfile/configtest"
+	"h3studio/engine/testkit"
 )
 
 // configFileParsers read each of the package's config files from bytes; the
@@ -51,10 +52,7 @@ func FuzzConfigFiles(f *testing.F) { configtest.Fuzz(f, configFileParsers) }
 // are checked against the source config's compression factors (Config.Validate
 // refuses them; info must report them as corrupt, not pass).
 func TestVideoGeometryRules(t *testing.T) {
-	src, err := os.ReadFile("../snapshot/testdata/original/video_vae/source/config.json")
-	if err != nil {
-		t.Fatal(err)
-	}
+	src := testkit.ReadFile(t, "../snapshot/testdata/original/video_vae/source/config.json")
 	for _, c := range []struct {
 		key   string
 		value any

@@ -1,9 +1,7 @@
 package videovae
 
 import (
-	"bytes"
 	"context"
-	"encoding/binary"
 	"errors"
 	"math"
 	"math/rand/v2"
@@ -12,7 +10,7 @@ import (
 	"testing"
 
 	"h3studio/engine/compute/cpu"
-	"h3studio/engine/safetensors"
+	"h3studio/engine/testkit"
 )
 
 func randomVolume(c, t, h, w int, seed uint64) *Volume {
@@ -134,36 +132,6 @@ func TestDecodeRejectsBadInput(t *testing.T) {
 	}
 }
 
-// poisonTensor rewrites the safetensors file path with every value of the
-// F32 tensor name set to NaN (a corrupt weight behind a valid header).
-func poisonTensor(t *testing.T, path, name string) {
-	t.Helper()
-	f, err := safetensors.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var entries []safetensors.Entry
-	for _, n := range f.Names() {
-		info, _ := f.Info(n)
-		data, err := f.Data(n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		data = bytes.Clone(data)
-		if n == name {
-			for i := 0; i+4 <= len(data); i += 4 {
-				binary.LittleEndian.PutUint32(data[i:], math.Float32bits(float32(math.NaN())))
-			}
-		}
-		entries = append(entries, safetensors.Entry{Name: n, DType: info.DType, Shape: info.Shape, Data: data})
-	}
-	meta := f.Header.Metadata
-	f.Close()
-	if err := safetensors.Write(path, entries, meta); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // TestDecodeRefusesNonFiniteOutput: finite latents through a decoder with a
 // NaN weight give an error naming the frame, not frames of garbage pixels.
 func TestDecodeRefusesNonFiniteOutput(t *testing.T) {
@@ -171,7 +139,7 @@ func TestDecodeRefusesNonFiniteOutput(t *testing.T) {
 	if err := WriteTestModel(dir, TinyConfig(), 1); err != nil {
 		t.Fatal(err)
 	}
-	poisonTensor(t, filepath.Join(dir, "source", "model.safetensors"), "decoder.proj_out.bias")
+	testkit.PoisonTensor(t, filepath.Join(dir, "source", "model.safetensors"), "decoder.proj_out.bias")
 	m, err := Open(cpu.New(cpu.Options{}), dir, dir+"/source", nil)
 	if err != nil {
 		t.Fatal(err)

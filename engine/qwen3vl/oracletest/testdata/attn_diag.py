@@ -48,20 +48,15 @@ def main():
     ap.add_argument("--out", required=True)
     a = ap.parse_args()
     sys.path.insert(0, a.oracle)
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import make_extra_fixtures
     import make_text_fixtures as mtf
     import transformers
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
     tmp = tempfile.mkdtemp()
     te = os.path.join(tmp, "text_encoder")
-    cfg = mtf.text_encoder_config()
-    mtf.write_text_encoder(te, cfg, mtf.make_weights(cfg, 0))
-    cases = mtf.build_cases(0)
-    image_u8 = mtf.make_frames(0, "fl2va_canvas", 1, *mtf.IMAGE_HW)[0]
-    video_u8 = mtf.make_frames(0, "reference_video", mtf.VIDEO_T, *mtf.VIDEO_HW)
-    procs, _ = mtf.load_processors(transformers, te, print)
-    inputs = mtf.run_processors(procs, image_u8, video_u8)
-    model, _ = mtf.load_hf_model(transformers, te, torch.bfloat16, torch.device("cpu"))
+    cases, inputs, model = make_extra_fixtures.tiny_bf16_model(mtf, transformers, te, print)
 
     calls = []
     orig = F.scaled_dot_product_attention

@@ -383,6 +383,20 @@ def make_canvas(out):
                                                              "filter": "PIL.Image.LANCZOS"}, "canvas")
 
 
+def tiny_bf16_model(mtf, transformers, te, log):
+    """The oracle's seed-0 tiny text encoder written to the folder te, as make_text_fixtures.py runs it: its cases,
+    the processors' inputs for its keyframe and reference video, and the model loaded in bf16 on the CPU."""
+    cfg = mtf.text_encoder_config()
+    mtf.write_text_encoder(te, cfg, mtf.make_weights(cfg, 0))
+    cases = mtf.build_cases(0)
+    image_u8 = mtf.make_frames(0, "fl2va_canvas", 1, *mtf.IMAGE_HW)[0]
+    video_u8 = mtf.make_frames(0, "reference_video", mtf.VIDEO_T, *mtf.VIDEO_HW)
+    procs, _ = mtf.load_processors(transformers, te, log)
+    inputs = mtf.run_processors(procs, image_u8, video_u8)
+    model, _ = mtf.load_hf_model(transformers, te, torch.bfloat16, torch.device("cpu"))
+    return cases, inputs, model
+
+
 # ------------------------------------------------------------------------------------------------------------------
 # bf16 intermediates of the seed-0 tiny model (shared/oracle keeps these in fp32 only)
 # ------------------------------------------------------------------------------------------------------------------
@@ -392,14 +406,7 @@ def make_bf16_diag(out, tmp):
     import make_text_fixtures as mtf
     import transformers
     te = os.path.join(tmp, "text_encoder")
-    cfg = mtf.text_encoder_config()
-    mtf.write_text_encoder(te, cfg, mtf.make_weights(cfg, 0))
-    cases = mtf.build_cases(0)
-    image_u8 = mtf.make_frames(0, "fl2va_canvas", 1, *mtf.IMAGE_HW)[0]
-    video_u8 = mtf.make_frames(0, "reference_video", mtf.VIDEO_T, *mtf.VIDEO_HW)
-    procs, _ = mtf.load_processors(transformers, te, log)
-    inputs = mtf.run_processors(procs, image_u8, video_u8)
-    model, _ = mtf.load_hf_model(transformers, te, torch.bfloat16, torch.device("cpu"))
+    cases, inputs, model = tiny_bf16_model(mtf, transformers, te, log)
     tensors = {}
     for name in ("t2va", "fl2va"):
         caps, _ = mtf.hf_forward(model, cases[name], inputs, torch.device("cpu"), log)
