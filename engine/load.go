@@ -138,11 +138,7 @@ func (s *Session) loadText(m *models, mode MemoryMode) error {
 	if m.text != nil {
 		return nil
 	}
-	qm := qwen3vl.Resident
-	if modeStreaming(mode) {
-		qm = qwen3vl.Streaming
-	}
-	t, err := qwen3vl.Load(m.TextDir, s.opts.Backend, qwen3vl.LoadOptions{Mode: qm})
+	t, err := qwen3vl.Load(m.TextDir, s.opts.Backend, qwen3vl.LoadOptions{Residency: modeResidency(mode)})
 	if err != nil {
 		return s.componentError(s.snap.Find(m.Partition, snapshot.TextEncoder), "text encoder", err)
 	}

@@ -26,6 +26,15 @@ func modeOf(m MemoryMode) plan.Mode {
 // encoder's layers) from disk.
 func modeStreaming(m MemoryMode) bool { return modeOf(m).Streaming }
 
+// modeResidency is how m holds the DiT's blocks and the text encoder's
+// layers.
+func modeResidency(m MemoryMode) compute.Residency {
+	if modeStreaming(m) {
+		return compute.Streaming
+	}
+	return compute.Resident
+}
+
 // quant is the format of the DiT's block weights in m (zero: BF16).
 func modeQuant(m MemoryMode) compute.QuantFormat { return modeOf(m).Quant }
 

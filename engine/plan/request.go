@@ -71,9 +71,9 @@ func Predict(r Request) (Prediction, error) {
 	var p Prediction
 	L := r.Loop.TextRows
 	p.TextFLOPs = qwen3vl.TextFLOPs(r.Text, L, 0)
-	qm := qwen3vl.Resident
+	qm := compute.Resident
 	if r.Streaming {
-		qm = qwen3vl.Streaming
+		qm = compute.Streaming
 	}
 	tf := qwen3vl.Plan(r.Text, qm, qwen3vl.PlanInput{Tokens: L, Blocks: r.Grids})
 	du, rows, err := LoopUsage(r.DiT, r.Loop, r.Streaming, r.Quant)

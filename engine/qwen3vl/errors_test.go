@@ -16,7 +16,7 @@ import (
 
 func TestInputErrors(t *testing.T) {
 	p := openParity(t)
-	m := loadTest(t, cpu.New(cpu.Options{}), Resident)
+	m := loadTest(t, cpu.New(cpu.Options{}), compute.Resident)
 	c := m.Config()
 	img := caseInput(t, p, m, "text_fl2va")
 	ids := img.IDs
@@ -166,11 +166,11 @@ func TestLoadErrors(t *testing.T) {
 		}, []string{"preprocessor_config.json", "size"}},
 	}
 	for _, tc := range cases {
-		for _, mode := range []MemoryMode{Resident, Streaming} {
+		for _, mode := range []compute.Residency{compute.Resident, compute.Streaming} {
 			t.Run(tc.name+"/"+mode.String(), func(t *testing.T) {
 				dir := copyEncoder(t)
 				tc.setup(t, dir)
-				m, err := Load(dir, cpu.New(cpu.Options{}), LoadOptions{Mode: mode})
+				m, err := Load(dir, cpu.New(cpu.Options{}), LoadOptions{Residency: mode})
 				if err == nil {
 					m.Close()
 					t.Fatal("loaded")
@@ -206,7 +206,7 @@ func editConfig(t *testing.T, dir string, edit func(map[string]any)) {
 // Encode fail with the layer and file named, and leaves no layer held.
 func TestStreamingReadError(t *testing.T) {
 	dir := copyEncoder(t)
-	m := loadTestDir(t, dir, Streaming)
+	m := loadTestDir(t, dir, compute.Streaming)
 	p := filepath.Join(dir, "model-00002-of-00003.safetensors")
 	b, err := os.ReadFile(p)
 	if err != nil {
@@ -227,9 +227,9 @@ func TestStreamingReadError(t *testing.T) {
 	}
 }
 
-func loadTestDir(t *testing.T, dir string, mode MemoryMode) *Model {
+func loadTestDir(t *testing.T, dir string, mode compute.Residency) *Model {
 	t.Helper()
-	m, err := Load(dir, cpu.New(cpu.Options{}), LoadOptions{Mode: mode})
+	m, err := Load(dir, cpu.New(cpu.Options{}), LoadOptions{Residency: mode})
 	if err != nil {
 		t.Fatal(err)
 	}

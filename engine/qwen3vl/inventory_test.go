@@ -24,7 +24,7 @@ func TestInventoryIsWhatLoadBinds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	load := func(es []safetensors.Entry, mode qwen3vl.MemoryMode) error {
+	load := func(es []safetensors.Entry, mode compute.Residency) error {
 		dir := t.TempDir()
 		for _, f := range []string{"config.json", "preprocessor_config.json", "video_preprocessor_config.json"} {
 			b, err := os.ReadFile(filepath.Join("testdata/text_encoder", f))
@@ -38,22 +38,22 @@ func TestInventoryIsWhatLoadBinds(t *testing.T) {
 		if err := safetensors.WriteSharded(dir, "model", es, 1<<16); err != nil {
 			t.Fatal(err)
 		}
-		m, err := qwen3vl.Load(dir, cpu.New(cpu.Options{}), qwen3vl.LoadOptions{Mode: mode})
+		m, err := qwen3vl.Load(dir, cpu.New(cpu.Options{}), qwen3vl.LoadOptions{Residency: mode})
 		if err != nil {
 			return err
 		}
 		return m.Close()
 	}
-	for _, mode := range []qwen3vl.MemoryMode{qwen3vl.Resident, qwen3vl.Streaming} {
+	for _, mode := range []compute.Residency{compute.Resident, compute.Streaming} {
 		if err := load(entries, mode); err != nil {
 			t.Fatalf("%v: the inventory's own checkpoint: %v", mode, err)
 		}
 	}
-	if err := load(entries[1:], qwen3vl.Resident); err == nil || !strings.Contains(err.Error(), entries[0].Name) {
+	if err := load(entries[1:], compute.Resident); err == nil || !strings.Contains(err.Error(), entries[0].Name) {
 		t.Errorf("without %s: %v", entries[0].Name, err)
 	}
 	extra := append(append([]safetensors.Entry(nil), entries...), safetensors.F32("model.visual.extra.weight", compute.F32, compute.Shape{2}, []float32{1, 2}))
-	if err := load(extra, qwen3vl.Resident); err == nil || !strings.Contains(err.Error(), "model.visual.extra.weight") {
+	if err := load(extra, compute.Resident); err == nil || !strings.Contains(err.Error(), "model.visual.extra.weight") {
 		t.Errorf("with an unexpected tensor: %v", err)
 	}
 }
