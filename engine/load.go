@@ -282,7 +282,7 @@ func (m *models) loaded() []string {
 
 // ditOptions are the transformer's load options for a memory mode.
 func (s *Session) ditOptions(mode MemoryMode) dit.Options {
-	o := dit.Options{Oracles: s.opts.Oracles, Streaming: modeStreaming(mode), Quant: modeQuant(mode)}
+	o := dit.Options{Oracles: s.opts.Oracles, Residency: modeResidency(mode), Quant: modeQuant(mode)}
 	if s.opts.ProfileForwards {
 		o.Profile = func(p dit.ForwardProfile) { s.forwards.Add(p) }
 	}

@@ -76,7 +76,7 @@ func Predict(r Request) (Prediction, error) {
 		qm = compute.Streaming
 	}
 	tf := qwen3vl.Plan(r.Text, qm, qwen3vl.PlanInput{Tokens: L, Blocks: r.Grids})
-	du, rows, err := LoopUsage(r.DiT, r.Loop, r.Streaming, r.Quant)
+	du, rows, err := LoopUsage(r.DiT, r.Loop, qm, r.Quant)
 	if err != nil {
 		return p, err
 	}
@@ -129,13 +129,13 @@ func Predict(r Request) (Prediction, error) {
 
 // LoopUsage runs a request's denoising loop shape-only: the model's own
 // code on the meta backend over a data-less checkpoint of its config, its
-// block weights in format q. It returns the loop's usage and the packed
+// block weights held as residency in format q. It returns the loop's usage and the packed
 // rows of one forward.
-func LoopUsage(cfg dit.Config, l Loop, streaming bool, q compute.QuantFormat) (u meta.Usage, rows int, err error) {
+func LoopUsage(cfg dit.Config, l Loop, residency compute.Residency, q compute.QuantFormat) (u meta.Usage, rows int, err error) {
 	defer compute.Recover(&err)
 	mb := meta.New()
 	m, err := dit.Open(mb, safetensors.NewBinder("dit", dit.PlanningSource(cfg, dit.OriginalLayout), mb.Weights()), cfg,
-		dit.Options{Streaming: streaming, Adapters: l.Adapters, Quant: q})
+		dit.Options{Residency: residency, Adapters: l.Adapters, Quant: q})
 	if err != nil {
 		return u, 0, err
 	}
