@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"h3studio/engine/audiovae"
+	"h3studio/engine/compute"
 	"h3studio/engine/dit"
 	"h3studio/engine/partition"
 	"h3studio/engine/qwen3vl"
@@ -82,7 +83,7 @@ func (g *generation) load() error {
 		m.release() // the weights were bound for the other mode
 	}
 	m.loadedMode = mode
-	g.m, g.mode, g.streaming = m, mode, modeStreaming(mode)
+	g.m, g.mode, g.streaming = m, mode, modeResidency(mode) == compute.Streaming
 
 	// LoRAs: read and checked against this transformer before anything
 	// heavy runs; what they cannot apply is noted on the take.

@@ -46,7 +46,7 @@ type Request struct {
 	// pictures, video blocks).
 	Grids     []qwen3vl.Grid
 	Loop      Loop
-	Streaming bool // the streaming residency mode (else resident)
+	Residency compute.Residency // the DiT's blocks and the text encoder's layers
 	// Quant is the DiT's block weights' format (zero: BF16).
 	Quant compute.QuantFormat
 }
@@ -71,12 +71,8 @@ func Predict(r Request) (Prediction, error) {
 	var p Prediction
 	L := r.Loop.TextRows
 	p.TextFLOPs = qwen3vl.TextFLOPs(r.Text, L, 0)
-	qm := compute.Resident
-	if r.Streaming {
-		qm = compute.Streaming
-	}
-	tf := qwen3vl.Plan(r.Text, qm, qwen3vl.PlanInput{Tokens: L, Blocks: r.Grids})
-	du, rows, err := LoopUsage(r.DiT, r.Loop, qm, r.Quant)
+	tf := qwen3vl.Plan(r.Text, r.Residency, qwen3vl.PlanInput{Tokens: L, Blocks: r.Grids})
+	du, rows, err := LoopUsage(r.DiT, r.Loop, r.Residency, r.Quant)
 	if err != nil {
 		return p, err
 	}
@@ -102,7 +98,7 @@ func Predict(r Request) (Prediction, error) {
 	}
 	peak := func(host bool) int64 {
 		var total int64
-		if r.Streaming {
+		if r.Residency == compute.Streaming {
 			for _, pt := range parts {
 				a := pt.act
 				if !host {
