@@ -88,9 +88,9 @@ type jsonMode struct {
 }
 
 func jmode(mp plan.ModePlan) jsonMode {
-	m := jsonMode{Mode: mp.Mode.Name, Fits: mp.Fits, EndToEndPeakBytes: mp.Peak, DiT: jstore(mp.DiT), DiTStreamingBlocks: mp.Mode.Streaming}
+	m := jsonMode{Mode: mp.Mode.Name, Fits: mp.Fits, EndToEndPeakBytes: mp.Peak, DiT: jstore(mp.DiT), DiTStreamingBlocks: mp.Mode.Residency == compute.Streaming}
 	for _, p := range mp.Phases {
-		m.Phases = append(m.Phases, jsonPhase{p.Name, p.Component, p.Residency, jstore(p.Storage)})
+		m.Phases = append(m.Phases, jsonPhase{p.Name, p.Component, p.Residency.String(), jstore(p.Storage)})
 	}
 	return m
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"h3studio/engine/audiovae"
+	"h3studio/engine/compute"
 	"h3studio/engine/dit"
 	"h3studio/engine/partition"
 	"h3studio/engine/qwen3vl"
@@ -82,7 +83,7 @@ func (g *generation) load() error {
 		m.release() // the weights were bound for the other mode
 	}
 	m.loadedMode = mode
-	g.m, g.mode, g.streaming = m, mode, modeStreaming(mode)
+	g.m, g.mode, g.streaming = m, mode, modeResidency(mode) == compute.Streaming
 
 	// LoRAs: read and checked against this transformer before anything
 	// heavy runs; what they cannot apply is noted on the take.
@@ -138,11 +139,7 @@ func (s *Session) loadText(m *models, mode MemoryMode) error {
 	if m.text != nil {
 		return nil
 	}
-	qm := qwen3vl.Resident
-	if modeStreaming(mode) {
-		qm = qwen3vl.Streaming
-	}
-	t, err := qwen3vl.Load(m.TextDir, s.opts.Backend, qwen3vl.LoadOptions{Mode: qm})
+	t, err := qwen3vl.Load(m.TextDir, s.opts.Backend, qwen3vl.LoadOptions{Residency: modeResidency(mode)})
 	if err != nil {
 		return s.componentError(s.snap.Find(m.Partition, snapshot.TextEncoder), "text encoder", err)
 	}
@@ -286,7 +283,7 @@ func (m *models) loaded() []string {
 
 // ditOptions are the transformer's load options for a memory mode.
 func (s *Session) ditOptions(mode MemoryMode) dit.Options {
-	o := dit.Options{Oracles: s.opts.Oracles, Streaming: modeStreaming(mode), Quant: modeQuant(mode)}
+	o := dit.Options{Oracles: s.opts.Oracles, Residency: modeResidency(mode), Quant: modeQuant(mode)}
 	if s.opts.ProfileForwards {
 		o.Profile = func(p dit.ForwardProfile) { s.forwards.Add(p) }
 	}

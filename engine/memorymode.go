@@ -22,9 +22,9 @@ func modeOf(m MemoryMode) plan.Mode {
 	return pm
 }
 
-// streaming reports whether m streams the DiT's blocks (and the text
-// encoder's layers) from disk.
-func modeStreaming(m MemoryMode) bool { return modeOf(m).Streaming }
+// modeResidency is how m holds the DiT's blocks and the text encoder's
+// layers: kept bound, or streamed from disk.
+func modeResidency(m MemoryMode) compute.Residency { return modeOf(m).Residency }
 
 // quant is the format of the DiT's block weights in m (zero: BF16).
 func modeQuant(m MemoryMode) compute.QuantFormat { return modeOf(m).Quant }
@@ -47,7 +47,7 @@ func (s *Session) resolveMemory(p *Plan) {
 	if r.Memory != MemoryAuto {
 		m := modeOf(r.Memory)
 		if m.Quant.Bits == 0 && restrict != nil {
-			m = plan.Mode{Streaming: m.Streaming, Quant: q}
+			m = plan.Mode{Residency: m.Residency, Quant: q}
 			m, _ = plan.ParseMode(modeName(m))
 		}
 		p.Memory, p.MemoryWhy = memoryMode(m), "the memory mode was set explicitly"
@@ -94,7 +94,7 @@ func (s *Session) resolveMemory(p *Plan) {
 // modeName is the name of a mode of m's residency and quantization.
 func modeName(m plan.Mode) string {
 	for _, x := range plan.Modes() {
-		if x.Streaming == m.Streaming && x.Quant == m.Quant {
+		if x.Residency == m.Residency && x.Quant == m.Quant {
 			return x.Name
 		}
 	}

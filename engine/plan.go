@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"h3studio/engine/compute"
 	"h3studio/engine/layout"
 	"h3studio/engine/lora"
 	"h3studio/engine/plan"
@@ -58,10 +59,10 @@ func (s *Session) noteFit(p *Plan) {
 			gb(budget), p.Memory, gb(p.PeakBytes), less))
 		return
 	}
-	if !modeStreaming(p.Memory) {
+	if modeResidency(p.Memory) != compute.Streaming {
 		q := *p
 		q.Notes = nil
-		q.Memory = MemoryMode(modeName(plan.Mode{Streaming: true, Quant: modeQuant(p.Memory)}))
+		q.Memory = MemoryMode(modeName(plan.Mode{Residency: compute.Streaming, Quant: modeQuant(p.Memory)}))
 		s.predict(&q)
 		switch {
 		case q.PeakBytes <= 0:
@@ -273,7 +274,7 @@ func (s *Session) predictWork(pi *partInfo, p *Plan) (workPlan, error) {
 			loop.References = append(loop.References, rp.LatentSpec())
 		}
 	}
-	pr, err := plan.Predict(plan.Request{Text: pi.Text, DiT: pi.DiT, Video: pi.VideoVAE, Audio: pi.AudioVAE, Grids: grids, Loop: loop, Streaming: modeStreaming(mode), Quant: modeQuant(mode)})
+	pr, err := plan.Predict(plan.Request{Text: pi.Text, DiT: pi.DiT, Video: pi.VideoVAE, Audio: pi.AudioVAE, Grids: grids, Loop: loop, Residency: modeResidency(mode), Quant: modeQuant(mode)})
 	if err != nil {
 		return w, err
 	}

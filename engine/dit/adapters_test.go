@@ -66,9 +66,9 @@ func randomAdapters(cfg dit.Config, seed uint64, strength float32) dit.Adapters 
 	return ad
 }
 
-func forwardWith(t *testing.T, l *loaded, o compute.Oracles, ad dit.Adapters, streaming bool) []float32 {
+func forwardWith(t *testing.T, l *loaded, o compute.Oracles, ad dit.Adapters, residency compute.Residency) []float32 {
 	t.Helper()
-	r := newRun(t, l, dit.Options{Oracles: o, Adapters: ad, Streaming: streaming})
+	r := newRun(t, l, dit.Options{Oracles: o, Adapters: ad, Residency: residency})
 	v, a, err := r.forward(t, context.Background(), dit.ForwardOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -88,23 +88,23 @@ func TestAdaptersMatchMergedF32(t *testing.T) {
 		t.Run(f.name, func(t *testing.T) {
 			l := load(t, f)
 			ad := randomAdapters(l.cfg, 5, 1)
-			base := forwardWith(t, l, f32, nil, false)
-			ref := forwardWith(t, l, f32.With(dit.OracleLoRAMerge), ad, false)
+			base := forwardWith(t, l, f32, nil, compute.Resident)
+			ref := forwardWith(t, l, f32.With(dit.OracleLoRAMerge), ad, compute.Resident)
 			if e := testkit.RelL2(base, ref); e < 0.05 {
 				t.Fatalf("the test update barely moves the output (rel-L2 %.3g base vs merged)", e)
 			}
 			for _, c := range []struct {
 				name      string
 				o         compute.Oracles
-				streaming bool
+				residency compute.Residency
 				bound     float64
 			}{
-				{"f32", f32, false, 1e-5},
-				{"f32-unfused", f32.With(dit.OracleUnfused), false, 1e-5},
-				{"bf16", 0, false, 2e-2},
-				{"bf16-streaming", 0, true, 2e-2},
+				{"f32", f32, compute.Resident, 1e-5},
+				{"f32-unfused", f32.With(dit.OracleUnfused), compute.Resident, 1e-5},
+				{"bf16", 0, compute.Resident, 2e-2},
+				{"bf16-streaming", 0, compute.Streaming, 2e-2},
 			} {
-				got := forwardWith(t, l, c.o, ad, c.streaming)
+				got := forwardWith(t, l, c.o, ad, c.residency)
 				e := testkit.RelL2(got, ref)
 				t.Logf("%s %s: run-time branch vs merged f32 rel-L2 %.3g (bound %g; base vs merged %.3g)", f.name, c.name, e, c.bound, testkit.RelL2(base, ref))
 				if !(e < c.bound) {
@@ -120,8 +120,8 @@ func TestAdaptersMatchMergedF32(t *testing.T) {
 func TestAdaptersStrengthZeroExact(t *testing.T) {
 	l := load(t, fixtures[1])
 	for _, o := range []compute.Oracles{0, compute.Oracles(0).With(dit.OracleF32)} {
-		want := forwardWith(t, l, o, nil, false)
-		got := forwardWith(t, l, o, randomAdapters(l.cfg, 9, 0), false)
+		want := forwardWith(t, l, o, nil, compute.Resident)
+		got := forwardWith(t, l, o, randomAdapters(l.cfg, 9, 0), compute.Resident)
 		if n, ok := sameBits(got, want); !ok {
 			t.Errorf("oracles %v: %d values differ with updates at scale 0", o, n)
 		}

@@ -309,7 +309,7 @@ func TestStreamingMatchesResident(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := newRun(t, l, dit.Options{Streaming: true})
+	st := newRun(t, l, dit.Options{Residency: compute.Streaming})
 	if err := st.m.BindCore(nil); err != nil {
 		t.Fatal(err)
 	}

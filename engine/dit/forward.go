@@ -257,7 +257,7 @@ func (m *Model) runCore(ctx context.Context, a *nn.Arena, s *Sequence, tab *Tabl
 		if err != nil {
 			return err
 		}
-		if m.opts.Streaming {
+		if m.opts.Residency == compute.Streaming {
 			// Bind the next active block (wrapping to the first one for the
 			// next forward) while this one runs: two blocks at most; and
 			// have its weights read from disk meanwhile.
@@ -300,7 +300,7 @@ func (m *Model) runCore(ctx context.Context, a *nn.Arena, s *Sequence, tab *Tabl
 		ba := nn.NewArena(m.b)
 		blk.Forward(m.b, ba, cur, Modulation{Table: tab.Blocks[i], Rows: rows}, rope, links)
 		ba.Release()
-		if m.opts.Streaming {
+		if m.opts.Residency == compute.Streaming {
 			m.releaseBlock(i)
 		}
 		m.blocksRun.Add(1)

@@ -61,8 +61,8 @@ func TestFusedMatchesUnfused(t *testing.T) {
 				l := load(t, f)
 				type result struct{ v, a []float32 }
 				trace := map[string][]float32{}
-				runAll := func(o compute.Oracles, streaming bool, record bool) []result {
-					opts := dit.Options{Oracles: prec.o | o, Streaming: streaming}
+				runAll := func(o compute.Oracles, residency compute.Residency, record bool) []result {
+					opts := dit.Options{Oracles: prec.o | o, Residency: residency}
 					if record {
 						opts.Trace = func(name string, x *compute.Tensor) {
 							if strings.HasPrefix(name, "block") || name == "token_refiner" || name == "norm_out" {
@@ -85,7 +85,7 @@ func TestFusedMatchesUnfused(t *testing.T) {
 					}
 					return out
 				}
-				want := runAll(0, false, true)
+				want := runAll(0, compute.Resident, true)
 				check := func(name string, got []result) {
 					for i, c := range controls {
 						for _, p := range []struct {
@@ -103,10 +103,10 @@ func TestFusedMatchesUnfused(t *testing.T) {
 					sets = sets[len(sets)-1:] // emulated: all fusions at once only (slow)
 				}
 				for _, os := range sets {
-					check(os.name, runAll(os.o, false, os.name == "dit-unfused"))
+					check(os.name, runAll(os.o, compute.Resident, os.name == "dit-unfused"))
 				}
 				if !testbackend.Metal() {
-					check("streaming", runAll(0, true, false))
+					check("streaming", runAll(0, compute.Streaming, false))
 				}
 				unf := compute.Oracles(0).With(dit.OracleUnfused)
 				n := 0

@@ -58,10 +58,11 @@ var OracleF32 = compute.RegisterOracle("dit-f32",
 type Options struct {
 	// Oracles selects slower reference paths (OracleF32).
 	Oracles compute.Oracles
-	// Streaming binds block weights for each forward and releases them after
-	// the block, keeping at most two blocks bound (the next block is bound
-	// before the current one runs), instead of keeping them resident.
-	Streaming bool
+	// Residency is how the block weights are held: compute.Resident keeps
+	// them bound after their first use; compute.Streaming binds them for
+	// each forward and releases them after the block, keeping at most two
+	// blocks bound (the next block is bound before the current one runs).
+	Residency compute.Residency
 	// KeepPrep keeps the context embedder, token refiner, time MLP and AdaLN
 	// projections bound after RefineText and Tables (by default they are
 	// released once used: the tables make them unnecessary for the loop).
@@ -419,7 +420,7 @@ func (m *Model) BindCore(active []bool) (err error) {
 	}
 	for i := range m.blocks {
 		on := active == nil || active[i]
-		if !on || m.opts.Streaming {
+		if !on || m.opts.Residency == compute.Streaming {
 			m.releaseBlock(i)
 			continue
 		}

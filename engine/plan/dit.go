@@ -45,12 +45,12 @@ func estimateDiT(q Query) (Estimate, error) {
 	}
 	steps := denoise.PlanSteps(q.Controls, cfg.NumLayers)
 	est := Estimate{Component: "dit", Rows: lay.Rows(), RowsUnit: "packed rows", Evaluations: denoise.Forwards(steps)}
-	for _, streaming := range []bool{false, true} {
-		r, err := runDiT(cfg, lay, [3]int{T, lh / 2, lw / 2}, q, steps, streaming)
+	for _, residency := range []compute.Residency{compute.Resident, compute.Streaming} {
+		r, err := runDiT(cfg, lay, [3]int{T, lh / 2, lw / 2}, q, steps, residency)
 		if err != nil {
 			return Estimate{}, err
 		}
-		if streaming {
+		if residency == compute.Streaming {
 			est.Streaming = r.storage
 		} else {
 			est.Resident = r.storage
@@ -72,7 +72,7 @@ type ditRun struct {
 	notes              []string
 }
 
-func runDiT(cfg dit.Config, lay *layout.Layout, grid [3]int, q Query, steps []denoise.StepPlan, streaming bool) (r ditRun, err error) {
+func runDiT(cfg dit.Config, lay *layout.Layout, grid [3]int, q Query, steps []denoise.StepPlan, residency compute.Residency) (r ditRun, err error) {
 	defer compute.Recover(&err)
 	ctx := context.Background()
 	mb := meta.New()
@@ -80,7 +80,7 @@ func runDiT(cfg dit.Config, lay *layout.Layout, grid [3]int, q Query, steps []de
 	if err != nil {
 		return r, err
 	}
-	m, err := dit.Open(mb, safetensors.NewBinder("dit", dit.PlanningSource(cfg, dit.OriginalLayout), mb.Weights()), cfg, dit.Options{Streaming: streaming, Adapters: ad, Quant: q.Quant})
+	m, err := dit.Open(mb, safetensors.NewBinder("dit", dit.PlanningSource(cfg, dit.OriginalLayout), mb.Weights()), cfg, dit.Options{Residency: residency, Adapters: ad, Quant: q.Quant})
 	if err != nil {
 		return r, err
 	}

@@ -36,12 +36,12 @@ func TestLoopCountsLoRA(t *testing.T) {
 		}
 	}
 	loop := Loop{TextRows: 64, Target: layout.Grid{T: 2, H: 8, W: 8}, AudioLatents: 12, Controls: denoise.Controls{Steps: 4}}
-	base, rows, err := LoopUsage(cfg, loop, false, compute.QuantFormat{})
+	base, rows, err := LoopUsage(cfg, loop, compute.Resident, compute.QuantFormat{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	loop.Adapters = ad
-	with, _, err := LoopUsage(cfg, loop, false, compute.QuantFormat{})
+	with, _, err := LoopUsage(cfg, loop, compute.Resident, compute.QuantFormat{})
 	if err != nil {
 		t.Fatal(err)
 	}

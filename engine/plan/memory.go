@@ -21,18 +21,15 @@ import (
 type Mode struct {
 	Name      string              // resident, resident-int8, resident-int4, streaming-int4, streaming-int8, streaming
 	Quant     compute.QuantFormat // the DiT's block weights (zero: BF16)
-	Streaming bool                // DiT blocks bound per forward from the checkpoint (SSD)
+	Residency compute.Residency   // the DiT's blocks: kept bound, or bound per forward from the checkpoint (SSD)
 }
 
-func mode(q compute.QuantFormat, streaming bool) Mode {
-	name := "resident"
-	if streaming {
-		name = "streaming"
-	}
+func mode(q compute.QuantFormat, r compute.Residency) Mode {
+	name := r.String()
 	if n := quant.Name(q); n != "" {
 		name += "-" + n
 	}
-	return Mode{Name: name, Quant: q, Streaming: streaming}
+	return Mode{Name: name, Quant: q, Residency: r}
 }
 
 // Modes lists every mode, fastest first: resident modes compute at the
@@ -41,8 +38,8 @@ func mode(q compute.QuantFormat, streaming bool) Mode {
 // read fewer bytes per forward the fewer bits their weights have.
 func Modes() []Mode {
 	return []Mode{
-		mode(compute.QuantFormat{}, false), mode(compute.Int8, false), mode(compute.Int4, false),
-		mode(compute.Int4, true), mode(compute.Int8, true), mode(compute.QuantFormat{}, true),
+		mode(compute.QuantFormat{}, compute.Resident), mode(compute.Int8, compute.Resident), mode(compute.Int4, compute.Resident),
+		mode(compute.Int4, compute.Streaming), mode(compute.Int8, compute.Streaming), mode(compute.QuantFormat{}, compute.Streaming),
 	}
 }
 
@@ -120,7 +117,7 @@ func CandidateModes(floor QualityFloor, restrict *compute.QuantFormat) []Mode {
 type Phase struct {
 	Name      string // text, denoise, video-decode, audio-decode
 	Component string
-	Residency string // resident or streaming
+	Residency compute.Residency
 	Storage   Storage
 }
 
@@ -199,23 +196,23 @@ func PlanModes(q Query, budget int64, modes []Mode) ([]ModePlan, error) {
 		}
 		mp := ModePlan{Mode: m}
 		text := ests["text-encoder"]
-		tp := Phase{Name: "text", Component: "text-encoder", Residency: "resident", Storage: text.Resident}
+		tp := Phase{Name: "text", Component: "text-encoder", Residency: compute.Resident, Storage: text.Resident}
 		if text.Resident.Peak > budget {
-			tp.Residency, tp.Storage = "streaming", text.Streaming
+			tp.Residency, tp.Storage = compute.Streaming, text.Streaming
 		}
 		d := ests["dit"]
-		dp := Phase{Name: "denoise", Component: "dit", Residency: "resident", Storage: d.Resident}
-		if m.Streaming {
-			dp.Residency, dp.Storage = "streaming", d.Streaming
+		dp := Phase{Name: "denoise", Component: "dit", Residency: compute.Resident, Storage: d.Resident}
+		if m.Residency == compute.Streaming {
+			dp.Residency, dp.Storage = compute.Streaming, d.Streaming
 		}
 		mp.DiT = dp.Storage
 		v := ests["video-vae"]
-		vp := Phase{Name: "video-decode", Component: "video-vae", Residency: "resident", Storage: v.Resident}
-		if m.Streaming || v.Resident.Peak > budget {
-			vp.Residency, vp.Storage = "streaming", v.Streaming
+		vp := Phase{Name: "video-decode", Component: "video-vae", Residency: compute.Resident, Storage: v.Resident}
+		if m.Residency == compute.Streaming || v.Resident.Peak > budget {
+			vp.Residency, vp.Storage = compute.Streaming, v.Streaming
 		}
 		mp.Phases = []Phase{tp, dp, vp,
-			{Name: "audio-decode", Component: "audio-vae", Residency: "resident", Storage: ests["audio-vae"].Resident},
+			{Name: "audio-decode", Component: "audio-vae", Residency: compute.Resident, Storage: ests["audio-vae"].Resident},
 		}
 		for _, p := range mp.Phases {
 			mp.Peak = max(mp.Peak, p.Storage.Peak)

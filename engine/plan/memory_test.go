@@ -69,7 +69,7 @@ func TestChooseAcrossMacs(t *testing.T) {
 	// 16 GiB streams the video decoder too: the decode no longer holds all
 	// of its 9 GiB of weights.
 	c, _ = Choose(q, 16*giB, 0, Balanced, nil)
-	if v := c.Chosen.Phases[2]; v.Residency != "streaming" || v.Storage.Peak > 3*giB {
+	if v := c.Chosen.Phases[2]; v.Residency != compute.Streaming || v.Storage.Peak > 3*giB {
 		t.Errorf("16 GiB video decode: %s, %.2f GiB", v.Residency, float64(v.Storage.Peak)/float64(giB))
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"h3studio/engine/compute"
 	"h3studio/engine/denoise"
 	"h3studio/engine/layout"
 	"h3studio/engine/qwen3vl"
@@ -123,7 +124,7 @@ func TestEveryComponent(t *testing.T) {
 			}
 		}
 		te := by["text-encoder"]
-		f := qwen3vl.Plan(qwen3vl.ReleasedConfig(), qwen3vl.Resident, qwen3vl.PlanInput{Tokens: DefaultTextRows})
+		f := qwen3vl.Plan(qwen3vl.ReleasedConfig(), compute.Resident, qwen3vl.PlanInput{Tokens: DefaultTextRows})
 		if te.Resident.Peak != f.Peak || te.Streaming.Peak >= te.Resident.Peak/10 || te.Rows != DefaultTextRows {
 			t.Errorf("text encoder %+v (qwen3vl.Plan peak %d)", te, f.Peak)
 		}

@@ -46,7 +46,7 @@ type Request struct {
 	// pictures, video blocks).
 	Grids     []qwen3vl.Grid
 	Loop      Loop
-	Streaming bool // the streaming residency mode (else resident)
+	Residency compute.Residency // the DiT's blocks and the text encoder's layers
 	// Quant is the DiT's block weights' format (zero: BF16).
 	Quant compute.QuantFormat
 }
@@ -71,12 +71,8 @@ func Predict(r Request) (Prediction, error) {
 	var p Prediction
 	L := r.Loop.TextRows
 	p.TextFLOPs = qwen3vl.TextFLOPs(r.Text, L, 0)
-	qm := qwen3vl.Resident
-	if r.Streaming {
-		qm = qwen3vl.Streaming
-	}
-	tf := qwen3vl.Plan(r.Text, qm, qwen3vl.PlanInput{Tokens: L, Blocks: r.Grids})
-	du, rows, err := LoopUsage(r.DiT, r.Loop, r.Streaming, r.Quant)
+	tf := qwen3vl.Plan(r.Text, r.Residency, qwen3vl.PlanInput{Tokens: L, Blocks: r.Grids})
+	du, rows, err := LoopUsage(r.DiT, r.Loop, r.Residency, r.Quant)
 	if err != nil {
 		return p, err
 	}
@@ -102,7 +98,7 @@ func Predict(r Request) (Prediction, error) {
 	}
 	peak := func(host bool) int64 {
 		var total int64
-		if r.Streaming {
+		if r.Residency == compute.Streaming {
 			for _, pt := range parts {
 				a := pt.act
 				if !host {
@@ -129,13 +125,13 @@ func Predict(r Request) (Prediction, error) {
 
 // LoopUsage runs a request's denoising loop shape-only: the model's own
 // code on the meta backend over a data-less checkpoint of its config, its
-// block weights in format q. It returns the loop's usage and the packed
+// block weights held as residency in format q. It returns the loop's usage and the packed
 // rows of one forward.
-func LoopUsage(cfg dit.Config, l Loop, streaming bool, q compute.QuantFormat) (u meta.Usage, rows int, err error) {
+func LoopUsage(cfg dit.Config, l Loop, residency compute.Residency, q compute.QuantFormat) (u meta.Usage, rows int, err error) {
 	defer compute.Recover(&err)
 	mb := meta.New()
 	m, err := dit.Open(mb, safetensors.NewBinder("dit", dit.PlanningSource(cfg, dit.OriginalLayout), mb.Weights()), cfg,
-		dit.Options{Streaming: streaming, Adapters: l.Adapters, Quant: q})
+		dit.Options{Residency: residency, Adapters: l.Adapters, Quant: q})
 	if err != nil {
 		return u, 0, err
 	}

@@ -3,6 +3,7 @@ package plan
 import (
 	"fmt"
 
+	"h3studio/engine/compute"
 	"h3studio/engine/qwen3vl"
 )
 
@@ -18,8 +19,8 @@ func init() { Register("text-encoder", 10, estimateText) }
 func estimateText(q Query) (Estimate, error) {
 	c := qwen3vl.ReleasedConfig()
 	in := qwen3vl.PlanInput{Tokens: q.TextRows}
-	res := qwen3vl.Plan(c, qwen3vl.Resident, in)
-	str := qwen3vl.Plan(c, qwen3vl.Streaming, in)
+	res := qwen3vl.Plan(c, compute.Resident, in)
+	str := qwen3vl.Plan(c, compute.Streaming, in)
 	fl := qwen3vl.TextFLOPs(c, q.TextRows, 0)
 	e := Estimate{
 		Component: "text-encoder", Rows: q.TextRows, RowsUnit: "tokens", Evaluations: 1,

@@ -17,8 +17,8 @@ func BenchmarkEncode(b *testing.B) {
 	t := &testing.T{}
 	p := openParity(b)
 	be := cpu.New(cpu.Options{})
-	for _, mode := range []MemoryMode{Resident, Streaming} {
-		m, err := Load(testEncoder, be, LoadOptions{Mode: mode})
+	for _, mode := range []compute.Residency{compute.Resident, compute.Streaming} {
+		m, err := Load(testEncoder, be, LoadOptions{Residency: mode})
 		if err != nil {
 			b.Fatal(err)
 		}

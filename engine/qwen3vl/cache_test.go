@@ -18,7 +18,7 @@ func TestCacheSkipsEncoder(t *testing.T) {
 	p := openParity(t)
 	b := cpu.New(cpu.Options{})
 	dir := t.TempDir()
-	for _, mode := range []MemoryMode{Resident, Streaming} {
+	for _, mode := range []compute.Residency{compute.Resident, compute.Streaming} {
 		t.Run(mode.String(), func(t *testing.T) {
 			m := loadTest(t, b, mode)
 			cache := condcache.New(condcache.Options{Dir: dir})
@@ -81,7 +81,7 @@ func TestCacheSkipsEncoder(t *testing.T) {
 // TestCacheKeys: every input that changes the result changes the key.
 func TestCacheKeys(t *testing.T) {
 	p := openParity(t)
-	m := loadTest(t, cpu.New(cpu.Options{}), Resident)
+	m := loadTest(t, cpu.New(cpu.Options{}), compute.Resident)
 	in := caseInput(t, p, m, "text_fl2va")
 	base := m.TextKey(in, compute.BF16)
 	if m.TextKey(in, compute.BF16) != base {

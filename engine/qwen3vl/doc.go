@@ -13,12 +13,12 @@
 // fixtures (fp32 rel-L2 ≤ 1.1e-6, bf16 ≈ 1e-2, positions and tags exact;
 // docs/text.md).
 //
-// Load binds a text_encoder/ folder strictly, in one of two memory modes:
-// Resident (every used layer bound) or Streaming (each decoder layer read
-// from disk while the previous one runs, at most two held; the vision tower
-// bound only while vision inputs are encoded). Encode runs one request in
-// float32 or BF16 activations; EncodeOptions.Cache (engine/condcache) skips
-// the encoder for conditioning it has seen. Plan predicts the storage of both
-// modes. Model code uses only compute.Kernels; a Model is not safe for
-// concurrent use.
+// Load binds a text_encoder/ folder strictly, in one of two residencies
+// (compute.Residency): resident (every used layer bound) or streaming (each
+// decoder layer read from disk while the previous one runs, at most two
+// held; the vision tower bound only while vision inputs are encoded).
+// Encode runs one request in float32 or BF16 activations;
+// EncodeOptions.Cache (engine/condcache) skips the encoder for conditioning
+// it has seen. Plan predicts the storage of both residencies. Model code
+// uses only compute.Kernels; a Model is not safe for concurrent use.
 package qwen3vl

@@ -17,7 +17,7 @@ import (
 
 func TestInputErrors(t *testing.T) {
 	p := openParity(t)
-	m := loadTest(t, cpu.New(cpu.Options{}), Resident)
+	m := loadTest(t, cpu.New(cpu.Options{}), compute.Resident)
 	c := m.Config()
 	img := caseInput(t, p, m, "text_fl2va")
 	ids := img.IDs
@@ -156,11 +156,11 @@ func TestLoadErrors(t *testing.T) {
 		}, []string{"preprocessor_config.json", "size"}},
 	}
 	for _, tc := range cases {
-		for _, mode := range []MemoryMode{Resident, Streaming} {
+		for _, mode := range []compute.Residency{compute.Resident, compute.Streaming} {
 			t.Run(tc.name+"/"+mode.String(), func(t *testing.T) {
 				dir := copyEncoder(t)
 				tc.setup(t, dir)
-				m, err := Load(dir, cpu.New(cpu.Options{}), LoadOptions{Mode: mode})
+				m, err := Load(dir, cpu.New(cpu.Options{}), LoadOptions{Residency: mode})
 				if err == nil {
 					m.Close()
 					t.Fatal("loaded")
@@ -193,7 +193,7 @@ func editConfig(t *testing.T, dir string, edit func(map[string]any)) {
 // Encode fail with the layer and file named, and leaves no layer held.
 func TestStreamingReadError(t *testing.T) {
 	dir := copyEncoder(t)
-	m := loadTestDir(t, dir, Streaming)
+	m := loadTestDir(t, dir, compute.Streaming)
 	p := filepath.Join(dir, "model-00002-of-00003.safetensors")
 	b := testkit.ReadFile(t, p)
 	// Replace the file (the mapping keeps the old one) with a truncated copy.
@@ -211,9 +211,9 @@ func TestStreamingReadError(t *testing.T) {
 	}
 }
 
-func loadTestDir(t *testing.T, dir string, mode MemoryMode) *Model {
+func loadTestDir(t *testing.T, dir string, mode compute.Residency) *Model {
 	t.Helper()
-	m, err := Load(dir, cpu.New(cpu.Options{}), LoadOptions{Mode: mode})
+	m, err := Load(dir, cpu.New(cpu.Options{}), LoadOptions{Residency: mode})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,7 +233,7 @@ func TestInventoryIsWhatLoadBinds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	load := func(es []safetensors.Entry, mode MemoryMode) error {
+	load := func(es []safetensors.Entry, mode compute.Residency) error {
 		dir := t.TempDir()
 		for _, f := range []string{"config.json", "preprocessor_config.json", "video_preprocessor_config.json"} {
 			if err := os.WriteFile(filepath.Join(dir, f), testkit.ReadFile(t, filepath.Join(testEncoder, f)), 0o644); err != nil {
@@ -243,22 +243,22 @@ func TestInventoryIsWhatLoadBinds(t *testing.T) {
 		if err := safetensors.WriteSharded(dir, "model", es, 1<<16); err != nil {
 			t.Fatal(err)
 		}
-		m, err := Load(dir, cpu.New(cpu.Options{}), LoadOptions{Mode: mode})
+		m, err := Load(dir, cpu.New(cpu.Options{}), LoadOptions{Residency: mode})
 		if err != nil {
 			return err
 		}
 		return m.Close()
 	}
-	for _, mode := range []MemoryMode{Resident, Streaming} {
+	for _, mode := range []compute.Residency{compute.Resident, compute.Streaming} {
 		if err := load(entries, mode); err != nil {
 			t.Fatalf("%v: the inventory's own checkpoint: %v", mode, err)
 		}
 	}
-	if err := load(entries[1:], Resident); err == nil || !strings.Contains(err.Error(), entries[0].Name) {
+	if err := load(entries[1:], compute.Resident); err == nil || !strings.Contains(err.Error(), entries[0].Name) {
 		t.Errorf("without %s: %v", entries[0].Name, err)
 	}
 	extra := append(append([]safetensors.Entry(nil), entries...), safetensors.F32("model.visual.extra.weight", compute.F32, compute.Shape{2}, []float32{1, 2}))
-	if err := load(extra, Resident); err == nil || !strings.Contains(err.Error(), "model.visual.extra.weight") {
+	if err := load(extra, compute.Resident); err == nil || !strings.Contains(err.Error(), "model.visual.extra.weight") {
 		t.Errorf("with an unexpected tensor: %v", err)
 	}
 }

@@ -18,30 +18,15 @@ import (
 	"h3studio/engine/safetensors"
 )
 
-// MemoryMode selects how the decoder layers are held.
-type MemoryMode int
-
-// Memory modes.
-const (
-	// Resident binds every used decoder layer at Load and keeps it.
-	Resident MemoryMode = iota
-	// Streaming reads each decoder layer from disk when it runs (the next
-	// one is read while the current one computes; at most two are held)
-	// and binds the vision tower only while vision inputs are encoded.
-	Streaming
-)
-
-func (m MemoryMode) String() string {
-	if m == Streaming {
-		return "streaming"
-	}
-	return "resident"
-}
-
 // LoadOptions configure Load. The zero value is the resident mode running
 // Config.TapLayers() layers.
 type LoadOptions struct {
-	Mode MemoryMode
+	// Residency is how the decoder layers are held: compute.Resident binds
+	// every used layer at Load and keeps it; compute.Streaming reads each
+	// layer from disk when it runs (the next one is read while the current
+	// one computes; at most two are held) and binds the vision tower only
+	// while vision inputs are encoded.
+	Residency compute.Residency
 	// Layers is the number of decoder layers to run (0: Config.TapLayers();
 	// 50 for the release).
 	Layers int
@@ -55,7 +40,7 @@ type Model struct {
 	dir       string
 	ck        *safetensors.Checkpoint
 	b         compute.Backend
-	mode      MemoryMode
+	residency compute.Residency
 	layers    int
 	resident  []*layerWeights
 	vision    *VisionTower // resident mode; nil when streaming
@@ -92,7 +77,7 @@ func Load(dir string, b compute.Backend, o LoadOptions) (m *Model, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("qwen3vl: %w", err)
 	}
-	m = &Model{cfg: cfg, processor: pc, dir: dir, ck: ck, b: b, mode: o.Mode, layers: layers}
+	m = &Model{cfg: cfg, processor: pc, dir: dir, ck: ck, b: b, residency: o.Residency, layers: layers}
 	defer func() {
 		if err != nil {
 			m.Close()
@@ -101,7 +86,7 @@ func Load(dir string, b compute.Backend, o LoadOptions) (m *Model, err error) {
 	}()
 	w := safetensors.NewBinder("qwen3vl", ck, b)
 	checkSpecs(w, []WeightSpec{cfg.EmbedSpec()})
-	if o.Mode == Streaming {
+	if o.Residency == compute.Streaming {
 		checkSpecs(w, cfg.VisionSpecs())
 		for i := 0; i < layers; i++ {
 			checkSpecs(w, cfg.LayerSpecs(i))
@@ -204,8 +189,8 @@ func (m *Model) Processor() ProcessorConfig { return m.processor }
 // Layers is the number of decoder layers Encode runs.
 func (m *Model) Layers() int { return m.layers }
 
-// Mode is the memory mode.
-func (m *Model) Mode() MemoryMode { return m.mode }
+// Residency is how the decoder layers are held (LoadOptions.Residency).
+func (m *Model) Residency() compute.Residency { return m.residency }
 
 // Identity is a hash identifying the checkpoint (config, shard headers,
 // sizes and modification times) for cache keys.
@@ -482,7 +467,7 @@ func (m *Model) Encode(ctx context.Context, in *Input, o EncodeOptions) (out *Ou
 		l.forward(b, c, h, ws, tr)
 		m.stats.add(func(s *Stats) { s.LayersRun++ })
 	}
-	if m.mode == Streaming {
+	if m.residency == compute.Streaming {
 		if err := m.streamer.run(ctx, m.layers, step); err != nil {
 			return nil, err
 		}

@@ -37,7 +37,7 @@ type PlanInput struct {
 // compute backend holds (weights bound to it and activations), not the
 // memory-mapped checkpoint pages or the CPU reference's kernel scratch.
 type Footprint struct {
-	Mode MemoryMode
+	Residency compute.Residency
 	// LayerBytes is one decoder layer's weights; VisionBytes the vision
 	// tower's (the position table is also kept as a float32 host copy).
 	LayerBytes, VisionBytes int64
@@ -51,10 +51,10 @@ type Footprint struct {
 	Streamed int64
 }
 
-// Plan predicts the storage of an Encode in a memory mode. It mirrors
-// Encode's allocation order exactly (a test checks it against the CPU
-// backend's measured peak).
-func Plan(c *Config, mode MemoryMode, in PlanInput) Footprint {
+// Plan predicts the storage of an Encode with the decoder layers held as r.
+// It mirrors Encode's allocation order exactly (a test checks it against the
+// CPU backend's measured peak).
+func Plan(c *Config, r compute.Residency, in PlanInput) Footprint {
 	layers := in.Layers
 	if layers == 0 {
 		layers = c.TapLayers()
@@ -67,13 +67,13 @@ func Plan(c *Config, mode MemoryMode, in PlanInput) Footprint {
 	if act == compute.Invalid {
 		act = compute.BF16
 	}
-	f := Footprint{Mode: mode, LayerBytes: SpecBytes(c.LayerSpecs(0), wdt), VisionBytes: SpecBytes(c.VisionSpecs(), wdt)}
-	if len(in.Blocks) == 0 && mode == Streaming {
+	f := Footprint{Residency: r, LayerBytes: SpecBytes(c.LayerSpecs(0), wdt), VisionBytes: SpecBytes(c.VisionSpecs(), wdt)}
+	if len(in.Blocks) == 0 && r == compute.Streaming {
 		f.VisionBytes = 0 // the tower is never bound
 	}
 	f.VisionActivations, f.TextActivations = planActivations(c, in, act, wdt)
-	switch mode {
-	case Streaming:
+	switch r {
+	case compute.Streaming:
 		f.VisionPhaseWeights = f.VisionBytes
 		f.TextPhaseWeights = 2 * f.LayerBytes
 		if layers < 2 {

@@ -15,7 +15,7 @@ import (
 func TestPlanMatchesMeasured(t *testing.T) {
 	p := openParity(t)
 	b := cpu.New(cpu.Options{})
-	for _, mode := range []MemoryMode{Resident, Streaming} {
+	for _, mode := range []compute.Residency{compute.Resident, compute.Streaming} {
 		m := loadTest(t, b, mode)
 		for _, c := range []string{"text_t2va", "text_fl2va", "text_video", "text_ref2va"} {
 			in := caseInput(t, p, m, c)
@@ -56,8 +56,8 @@ func TestPlanReleased(t *testing.T) {
 		t.Fatalf("tap %d", c.TapLayers())
 	}
 	in := PlanInput{Tokens: 512, Blocks: []Grid{{1, 48, 84}}}
-	res := Plan(c, Resident, in)
-	str := Plan(c, Streaming, in)
+	res := Plan(c, compute.Resident, in)
+	str := Plan(c, compute.Streaming, in)
 	const layer = 2 * (5120*8192*2 + 5120*1024*2 + 3*5120*25600 + 2*5120 + 2*128)
 	if res.LayerBytes != layer || res.VisionPhaseWeights != 50*layer+res.VisionBytes {
 		t.Fatalf("resident %+v", res)
@@ -74,6 +74,6 @@ func TestPlanReleased(t *testing.T) {
 func describe(f Footprint) string {
 	gb := func(n int64) string { return fmt.Sprintf("%.2f GB", float64(n)/1e9) }
 	return fmt.Sprintf("%-9s layer %s, vision %s; vision phase %s + %s act; decoder phase %s + %s act; peak %s; streamed %s",
-		f.Mode, gb(f.LayerBytes), gb(f.VisionBytes), gb(f.VisionPhaseWeights), gb(f.VisionActivations),
+		f.Residency, gb(f.LayerBytes), gb(f.VisionBytes), gb(f.VisionPhaseWeights), gb(f.VisionActivations),
 		gb(f.TextPhaseWeights), gb(f.TextActivations), gb(f.Peak), gb(f.Streamed))
 }

@@ -12,9 +12,9 @@ import (
 	"h3studio/engine/compute/testbackend"
 )
 
-func loadTest(t testing.TB, b compute.Backend, mode MemoryMode) *Model {
+func loadTest(t testing.TB, b compute.Backend, mode compute.Residency) *Model {
 	t.Helper()
-	m, err := Load(testEncoder, b, LoadOptions{Mode: mode})
+	m, err := Load(testEncoder, b, LoadOptions{Residency: mode})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +82,7 @@ func encodeTraced(t *testing.T, m *Model, in *Input, dt compute.DType) (*Output,
 // frames go through Processor, so preprocessing is covered too.
 func TestParity(t *testing.T) {
 	p := openParity(t)
-	m := loadTest(t, testbackend.New(t), Resident)
+	m := loadTest(t, testbackend.New(t), compute.Resident)
 	traceName := map[string]string{"hidden": "out.hidden_tap", "vision.merged": "out.vision.merged"}
 	for _, c := range []string{"text_t2va", "text_fl2va", "text_video", "text_ref2va"} {
 		t.Run(strings.TrimPrefix(c, "text_"), func(t *testing.T) {
@@ -151,8 +151,8 @@ func TestParity(t *testing.T) {
 func TestStreamingMatchesResident(t *testing.T) {
 	p := openParity(t)
 	b := cpu.New(cpu.Options{})
-	res := loadTest(t, b, Resident)
-	str := loadTest(t, b, Streaming)
+	res := loadTest(t, b, compute.Resident)
+	str := loadTest(t, b, compute.Streaming)
 	layerBytes := SpecBytes(res.Config().LayerSpecs(0), compute.BF16)
 	for _, c := range []string{"text_t2va", "text_ref2va"} {
 		in := caseInput(t, p, res, c)
@@ -199,7 +199,7 @@ func TestStreamingMatchesResident(t *testing.T) {
 // encoding the video as two one-block videos gives the same result.
 func TestVisionBlocksSeparately(t *testing.T) {
 	p := openParity(t)
-	m := loadTest(t, cpu.New(cpu.Options{}), Resident)
+	m := loadTest(t, cpu.New(cpu.Options{}), compute.Resident)
 	in := caseInput(t, p, m, "text_video")
 	v := in.Videos[0]
 	half := len(v.Pixels) / 2
