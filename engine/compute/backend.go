@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 )
 
@@ -44,7 +45,9 @@ type Backend interface {
 	Sync(ctx context.Context) error
 	// Stats reports storage and dispatch counters.
 	Stats() Stats
-	// ResetPeak sets the peak-storage counter to the current live storage.
+	// ResetPeak sets the peak-storage counters to the current storage:
+	// PeakBytes to the live storage, FootprintPeakBytes to the live and
+	// mapped storage.
 	ResetPeak()
 	// Close releases the device.
 	Close() error
@@ -73,8 +76,8 @@ type Stats struct {
 	PeakBytes   int64 // maximum of LiveBytes since creation or ResetPeak
 	MappedBytes int64 // zero-copy views of host memory (Wrap without copy)
 	// FootprintPeakBytes is the maximum of LiveBytes + MappedBytes since
-	// creation (0 where the backend does not track it): the weights a
-	// checkpoint maps count in memory too.
+	// creation or ResetPeak (0 where the backend does not track it): the
+	// weights a checkpoint maps count in memory too.
 	FootprintPeakBytes int64
 	Dispatches         int64 // kernels recorded
 	Submissions        int64 // command buffers committed (Metal) or Syncs
@@ -88,6 +91,23 @@ type Stats struct {
 	// measured: the CPU backend runs kernels synchronously on the calling
 	// goroutine, so there the wall time of the work is its device time.
 	DeviceTime time.Duration
+}
+
+// FootprintPeak is the peak of everything the backend holds, allocated
+// and mapped (FootprintPeakBytes), or PeakBytes where the footprint is not
+// tracked: the storage a memory plan predicts (on unified memory a mapped
+// weight occupies memory like an allocated one).
+func (s Stats) FootprintPeak() int64 { return max(s.PeakBytes, s.FootprintPeakBytes) }
+
+// RaiseMax raises *p to v if v is larger (a lock-free running maximum: a
+// backend's peak counters).
+func RaiseMax(p *atomic.Int64, v int64) {
+	for {
+		old := p.Load()
+		if v <= old || p.CompareAndSwap(old, v) {
+			return
+		}
+	}
 }
 
 // AllocError reports that a device could not provide storage.

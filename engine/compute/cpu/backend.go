@@ -102,13 +102,7 @@ func (b *Backend) Alloc(dt compute.DType, shape ...int) (*compute.Tensor, error)
 }
 
 func (b *Backend) addLive(n int64) {
-	v := b.live.Add(n)
-	for {
-		p := b.peak.Load()
-		if v <= p || b.peak.CompareAndSwap(p, v) {
-			return
-		}
-	}
+	compute.RaiseMax(&b.peak, b.live.Add(n))
 }
 
 // Wrap views host memory without copying when it is suitably aligned for the
@@ -192,17 +186,15 @@ func (b *Backend) Stats() compute.Stats {
 
 // notePeak raises the footprint peak to the live and mapped storage now.
 func (b *Backend) notePeak() {
-	v := b.live.Load() + b.mapped.Load()
-	for {
-		p := b.footprint.Load()
-		if v <= p || b.footprint.CompareAndSwap(p, v) {
-			return
-		}
-	}
+	compute.RaiseMax(&b.footprint, b.live.Load()+b.mapped.Load())
 }
 
-// ResetPeak sets the peak to the live storage.
-func (b *Backend) ResetPeak() { b.peak.Store(b.live.Load()) }
+// ResetPeak sets the peak to the live storage and the footprint peak to
+// the live and mapped storage.
+func (b *Backend) ResetPeak() {
+	b.peak.Store(b.live.Load())
+	b.footprint.Store(b.live.Load() + b.mapped.Load())
+}
 
 // Close does nothing.
 func (b *Backend) Close() error { return nil }

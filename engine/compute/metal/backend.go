@@ -60,6 +60,7 @@ type Backend struct {
 	flopsEncoded uint64
 
 	live, peak, mapped atomic.Int64
+	footprint          atomic.Int64 // peak of live + mapped
 	dispatches         atomic.Int64
 	fallbacks          atomic.Int64
 	flops, moved       atomic.Uint64
@@ -127,17 +128,12 @@ func (b *Backend) Alloc(dt compute.DType, shape ...int) (*compute.Tensor, error)
 	}
 	u := &buffer{b: b, dev: db, size: n, owned: true}
 	b.addLive(n)
+	b.notePeak()
 	return compute.NewTensor(dt, s, u, 0), nil
 }
 
 func (b *Backend) addLive(n int64) {
-	v := b.live.Add(n)
-	for {
-		p := b.peak.Load()
-		if v <= p || b.peak.CompareAndSwap(p, v) {
-			return
-		}
-	}
+	compute.RaiseMax(&b.peak, b.live.Add(n))
 }
 
 // MapHost registers a page-aligned host mapping (a checkpoint shard mapped
@@ -167,6 +163,7 @@ func (b *Backend) Wrap(dt compute.DType, shape compute.Shape, host []byte) (*com
 	if n > 0 {
 		if db, off, ok := b.dev.WrapHost(host); ok && off%int64(dt.Size()) == 0 {
 			b.mapped.Add(n)
+			b.notePeak()
 			return compute.NewTensor(dt, shape, &buffer{b: b, dev: db, off: off, size: n}, 0), nil
 		}
 	}
@@ -259,15 +256,16 @@ func (b *Backend) Sync(ctx context.Context) error {
 // Stats reports the counters.
 func (b *Backend) Stats() compute.Stats {
 	return compute.Stats{
-		LiveBytes:    b.live.Load(),
-		PeakBytes:    b.peak.Load(),
-		MappedBytes:  b.mapped.Load(),
-		Dispatches:   b.dispatches.Load(),
-		Submissions:  b.dev.Submissions(),
-		CPUFallbacks: b.fallbacks.Load(),
-		FLOPs:        float64(b.flops.Load()),
-		BytesMoved:   float64(b.moved.Load()),
-		DeviceTime:   b.GPUTime(),
+		LiveBytes:          b.live.Load(),
+		PeakBytes:          b.peak.Load(),
+		MappedBytes:        b.mapped.Load(),
+		FootprintPeakBytes: b.footprint.Load(),
+		Dispatches:         b.dispatches.Load(),
+		Submissions:        b.dev.Submissions(),
+		CPUFallbacks:       b.fallbacks.Load(),
+		FLOPs:              float64(b.flops.Load()),
+		BytesMoved:         float64(b.moved.Load()),
+		DeviceTime:         b.GPUTime(),
 	}
 }
 
@@ -280,8 +278,17 @@ func (b *Backend) GPUTime() time.Duration {
 	return 0
 }
 
-// ResetPeak sets the peak to the live storage.
-func (b *Backend) ResetPeak() { b.peak.Store(b.live.Load()) }
+// notePeak raises the footprint peak to the live and mapped storage now.
+func (b *Backend) notePeak() {
+	compute.RaiseMax(&b.footprint, b.live.Load()+b.mapped.Load())
+}
+
+// ResetPeak sets the peak to the live storage and the footprint peak to
+// the live and mapped storage.
+func (b *Backend) ResetPeak() {
+	b.peak.Store(b.live.Load())
+	b.footprint.Store(b.live.Load() + b.mapped.Load())
+}
 
 // Close waits for pending work and releases the device.
 func (b *Backend) Close() error {
