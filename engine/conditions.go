@@ -71,10 +71,10 @@ func (g *generation) prepareConditions() error {
 	s, m := g.s, g.m
 	g.cond = &conditions{present: prompt.Request{Task: prompt.T2VA}}
 	if g.p.Task != TaskT2VA {
-		if err := s.loadVideoVAE(m); err != nil {
+		if err := s.loadVideoVAE(m, true); err != nil {
 			return err
 		}
-		if err := s.loadAudioVAE(m); err != nil {
+		if err := s.loadAudioVAE(m, true); err != nil {
 			return err
 		}
 		g.t.begin(PhaseReferences, conditionUnits(g.p), "frames")
@@ -86,6 +86,8 @@ func (g *generation) prepareConditions() error {
 		g.t.step(g.t.total) // the plan counted video frames from the file's header
 		if g.streaming {
 			m.releaseVAEs()
+		} else {
+			m.releaseEncoders()
 		}
 	}
 	g.cond.present.Prompt = g.r.Prompt

@@ -107,7 +107,7 @@ func (pv *previewer) step(rec *denoise.StepRecord) {
 		pv.err = fmt.Errorf("engine: preview: %w", err)
 		return
 	}
-	if err := pv.s.loadVideoVAE(m); err != nil {
+	if err := pv.s.loadVideoVAE(m, false); err != nil {
 		pv.err = err
 		return
 	}

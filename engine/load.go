@@ -99,7 +99,7 @@ func (g *generation) load() error {
 	}
 	loads := []func() error{func() error { return s.loadDiT(g.ctx, m, mode) }}
 	if !g.streaming {
-		loads = append(loads, func() error { return s.loadVideoVAE(m) }, func() error { return s.loadAudioVAE(m) })
+		loads = append(loads, func() error { return s.loadVideoVAE(m, false) }, func() error { return s.loadAudioVAE(m, false) })
 	}
 	t.begin(PhaseLoad, len(loads), "components")
 	for i, load := range loads {
@@ -182,16 +182,21 @@ func (s *Session) loadDiT(ctx context.Context, m *models, mode MemoryMode) error
 	return nil
 }
 
-// loadVideoVAE loads the video VAE (encoder and decoder).
-func (s *Session) loadVideoVAE(m *models) error {
-	if m.vvae != nil {
+// loadVideoVAE loads the video VAE's decoder, and its encoder too when
+// encode is set (the conditions phase, which releases it after).
+func (s *Session) loadVideoVAE(m *models, encode bool) error {
+	if m.vvae != nil && (!encode || m.vvae.CanEncode()) {
 		return nil
+	}
+	if m.vvae != nil {
+		m.vvae.Close()
+		m.vvae = nil
 	}
 	c := s.snap.Find(m.Partition, snapshot.VideoVAE)
 	if c == nil {
 		return fmt.Errorf("engine: the model folder has no %s video VAE", m.Partition)
 	}
-	v, err := videovae.Open(s.opts.Backend, c.ConfigDir, c.Dir, &videovae.Options{StreamBlocks: s.opts.StreamVideoDecoder})
+	v, err := videovae.Open(s.opts.Backend, c.ConfigDir, c.Dir, &videovae.Options{StreamBlocks: s.opts.StreamVideoDecoder, DecoderOnly: !encode})
 	if err != nil {
 		return s.componentError(c, "video VAE", err)
 	}
@@ -204,16 +209,21 @@ func (s *Session) loadVideoVAE(m *models) error {
 	return nil
 }
 
-// loadAudioVAE loads the audio VAE (encoder and decoder).
-func (s *Session) loadAudioVAE(m *models) error {
-	if m.avae != nil {
+// loadAudioVAE loads the audio VAE's decoder, and its encoder too when
+// encode is set (the conditions phase, which releases it after).
+func (s *Session) loadAudioVAE(m *models, encode bool) error {
+	if m.avae != nil && (!encode || m.avae.CanEncode()) {
 		return nil
+	}
+	if m.avae != nil {
+		m.avae.Close()
+		m.avae = nil
 	}
 	c := s.snap.Find(m.Partition, snapshot.AudioVAE)
 	if c == nil {
 		return fmt.Errorf("engine: the model folder has no %s audio VAE", m.Partition)
 	}
-	a, err := audiovae.Open(s.opts.Backend, c.ConfigDir, c.Dir, nil)
+	a, err := audiovae.Open(s.opts.Backend, c.ConfigDir, c.Dir, &audiovae.Options{DecoderOnly: !encode})
 	if err != nil {
 		return s.componentError(c, "audio VAE", err)
 	}
@@ -248,15 +258,33 @@ func (m *models) releaseDiT() {
 	}
 }
 
-func (m *models) releaseVAEs() {
+// releaseEncoders frees the VAEs' encoders (the decoders stay).
+func (m *models) releaseEncoders() {
+	if m.vvae != nil {
+		m.vvae.ReleaseEncoder()
+	}
+	if m.avae != nil {
+		m.avae.ReleaseEncoder()
+	}
+}
+
+func (m *models) releaseVideoVAE() {
 	if m.vvae != nil {
 		m.vvae.Close()
 		m.vvae = nil
 	}
+}
+
+func (m *models) releaseAudioVAE() {
 	if m.avae != nil {
 		m.avae.Close()
 		m.avae = nil
 	}
+}
+
+func (m *models) releaseVAEs() {
+	m.releaseVideoVAE()
+	m.releaseAudioVAE()
 }
 
 // release drops every loaded weight (the tokenizer and configs stay).

@@ -306,8 +306,9 @@ type PhaseProfile struct {
 	Units int
 	Unit  string
 	// Dispatches and FLOPs are the backend's counters over the phase;
-	// PeakBytes the peak tracked storage (weights and activations on the
-	// backend) during it.
+	// PeakBytes the peak tracked storage during it: weights and
+	// activations on the backend, allocated or mapped
+	// (compute.Stats.FootprintPeak).
 	Dispatches int64
 	FLOPs      float64
 	PeakBytes  int64
