@@ -71,7 +71,7 @@ func (g *generation) prepareConditions() error {
 	s, m := g.s, g.m
 	g.cond = &conditions{present: prompt.Request{Task: prompt.T2VA}}
 	if g.p.Task != TaskT2VA {
-		if err := s.loadVideoVAE(m, true); err != nil {
+		if err := s.loadVideoVAE(m, true, g.streamVideo); err != nil {
 			return err
 		}
 		if err := s.loadAudioVAE(m, true); err != nil {
@@ -84,7 +84,7 @@ func (g *generation) prepareConditions() error {
 		}
 		g.cond = c
 		g.t.step(g.t.total) // the plan counted video frames from the file's header
-		if g.streaming {
+		if g.release {
 			m.releaseVAEs()
 		} else {
 			m.releaseEncoders()

@@ -13,7 +13,7 @@ import (
 // into the output.
 func (g *generation) decodeVideo() error {
 	s, r, m, t, out := g.s, g.r, g.m, g.t, g.out
-	if err := s.loadVideoVAE(m, false); err != nil {
+	if err := s.loadVideoVAE(m, false, g.streamVideo); err != nil {
 		return err
 	}
 	oc := layout.Canvas{Width: r.Width, Height: r.Height}
@@ -65,7 +65,7 @@ func (g *generation) decodeVideo() error {
 	if written != r.Frames {
 		return fmt.Errorf("engine: the video VAE decoded %d frames, the request has %d", written, r.Frames)
 	}
-	if g.streaming {
+	if g.release {
 		m.releaseVideoVAE()
 	}
 	return nil
@@ -90,7 +90,7 @@ func (g *generation) decodeAudio() error {
 	if err != nil {
 		return err
 	}
-	if g.streaming {
+	if g.release {
 		m.releaseAudioVAE()
 	}
 	samples := wave.Interleaved()

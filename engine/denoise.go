@@ -34,7 +34,7 @@ func (g *generation) denoise() error {
 		Keyframes: cond.keyframes, References: cond.references, VideoNoise: noise.Video, AudioNoise: audioNoise,
 		Controls: r.Controls()}
 	t.begin(PhaseDenoise, r.Steps, "steps")
-	pv := &previewer{s: s, m: m, p: p, t: t, ctx: g.ctx}
+	pv := &previewer{s: s, m: m, p: p, t: t, ctx: g.ctx, stream: g.streamVideo}
 	obs := denoise.Observer{
 		Prepared: pv.prepared,
 		Step: func(rec *denoise.StepRecord) {
@@ -56,7 +56,7 @@ func (g *generation) denoise() error {
 		return pv.err
 	}
 	g.dres = dres
-	if g.streaming {
+	if g.release {
 		m.releaseDiT()
 	}
 	return nil
@@ -73,6 +73,9 @@ type previewer struct {
 	p   Plan
 	t   *tracker
 	ctx context.Context
+	// stream loads the video VAE with its decoder's blocks streamed, as
+	// the decode will.
+	stream bool
 
 	condRows int
 	vt       []float32 // video timesteps per step
@@ -107,7 +110,7 @@ func (pv *previewer) step(rec *denoise.StepRecord) {
 		pv.err = fmt.Errorf("engine: preview: %w", err)
 		return
 	}
-	if err := pv.s.loadVideoVAE(m, false); err != nil {
+	if err := pv.s.loadVideoVAE(m, false, pv.stream); err != nil {
 		pv.err = err
 		return
 	}

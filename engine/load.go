@@ -28,7 +28,9 @@ type models struct {
 	ditQC *safetensors.Checkpoint // the quantized cache (quantcache.go), or nil
 	dit   *dit.Model
 	vvae  *videovae.Model
-	avae  *audiovae.Model
+	// vvaeStream is whether vvae streams its decoder's blocks.
+	vvaeStream bool
+	avae       *audiovae.Model
 
 	// loadedMode is the memory mode the weights were loaded for.
 	loadedMode MemoryMode
@@ -82,7 +84,8 @@ func (g *generation) load() error {
 		m.release() // the weights were bound for the other mode
 	}
 	m.loadedMode = mode
-	g.m, g.mode, g.streaming = m, mode, modeStreaming(mode)
+	g.m, g.mode = m, mode
+	g.followPlan()
 
 	// LoRAs: read and checked against this transformer before anything
 	// heavy runs; what they cannot apply is noted on the take.
@@ -98,8 +101,8 @@ func (g *generation) load() error {
 		return err
 	}
 	loads := []func() error{func() error { return s.loadDiT(g.ctx, m, mode) }}
-	if !g.streaming {
-		loads = append(loads, func() error { return s.loadVideoVAE(m, false) }, func() error { return s.loadAudioVAE(m, false) })
+	if !g.release {
+		loads = append(loads, func() error { return s.loadVideoVAE(m, false, g.streamVideo) }, func() error { return s.loadAudioVAE(m, false) })
 	}
 	t.begin(PhaseLoad, len(loads), "components")
 	for i, load := range loads {
@@ -112,6 +115,28 @@ func (g *generation) load() error {
 		t.step(i + 1)
 	}
 	return nil
+}
+
+// followPlan takes the plan's residency choices (plan.PlanMode): whether
+// the components stay loaded, and which of the text encoder and the video
+// decoder stream. Without a memory prediction the streaming modes stream
+// and release, the others keep.
+func (g *generation) followPlan() {
+	mp := g.p.Prediction.Memory
+	streaming := modeStreaming(g.mode)
+	g.release, g.streamText, g.streamVideo = streaming, streaming, streaming || g.s.opts.StreamVideoDecoder
+	if len(mp.Phases) == 0 {
+		return
+	}
+	g.release = !mp.Kept
+	for _, ph := range mp.Phases {
+		switch ph.Name {
+		case "text":
+			g.streamText = ph.Residency == "streaming"
+		case "video-decode":
+			g.streamVideo = ph.Residency == "streaming"
+		}
+	}
 }
 
 // partitionModels returns the partition's components. Switching partitions
@@ -133,13 +158,14 @@ func (s *Session) partitionModels(part snapshot.Partition) (*models, error) {
 	return s.cur, nil
 }
 
-// loadText loads the text encoder (streaming mode binds nothing yet).
-func (s *Session) loadText(m *models, mode MemoryMode) error {
+// loadText loads the text encoder (streamed: its layers are bound per
+// pass, nothing yet).
+func (s *Session) loadText(m *models, streamed bool) error {
 	if m.text != nil {
 		return nil
 	}
 	qm := qwen3vl.Resident
-	if modeStreaming(mode) {
+	if streamed {
 		qm = qwen3vl.Streaming
 	}
 	t, err := qwen3vl.Load(m.TextDir, s.opts.Backend, qwen3vl.LoadOptions{Mode: qm})
@@ -182,10 +208,11 @@ func (s *Session) loadDiT(ctx context.Context, m *models, mode MemoryMode) error
 	return nil
 }
 
-// loadVideoVAE loads the video VAE's decoder, and its encoder too when
+// loadVideoVAE loads the video VAE's decoder, its blocks streamed when
+// stream is set (videovae.Options.StreamBlocks), and its encoder too when
 // encode is set (the conditions phase, which releases it after).
-func (s *Session) loadVideoVAE(m *models, encode bool) error {
-	if m.vvae != nil && (!encode || m.vvae.CanEncode()) {
+func (s *Session) loadVideoVAE(m *models, encode, stream bool) error {
+	if m.vvae != nil && (!encode || m.vvae.CanEncode()) && m.vvaeStream == stream {
 		return nil
 	}
 	if m.vvae != nil {
@@ -196,7 +223,7 @@ func (s *Session) loadVideoVAE(m *models, encode bool) error {
 	if c == nil {
 		return fmt.Errorf("engine: the model folder has no %s video VAE", m.Partition)
 	}
-	v, err := videovae.Open(s.opts.Backend, c.ConfigDir, c.Dir, &videovae.Options{StreamBlocks: s.opts.StreamVideoDecoder, DecoderOnly: !encode})
+	v, err := videovae.Open(s.opts.Backend, c.ConfigDir, c.Dir, &videovae.Options{StreamBlocks: stream, DecoderOnly: !encode})
 	if err != nil {
 		return s.componentError(c, "video VAE", err)
 	}
@@ -204,7 +231,7 @@ func (s *Session) loadVideoVAE(m *models, encode bool) error {
 		v.Close()
 		return fmt.Errorf("engine: the video VAE has %d latent channels, the transformer %d", v.Config.LatentChannels, m.DiT.InChannels)
 	}
-	m.vvae = v
+	m.vvae, m.vvaeStream = v, stream
 	s.counters.Loads.Add(1)
 	return nil
 }

@@ -40,7 +40,7 @@ func TestChooseAcrossMacs(t *testing.T) {
 		}
 		var largest int64
 		for _, p := range c.Chosen.Phases {
-			largest = max(largest, p.Storage.Peak)
+			largest = max(largest, p.Peak())
 		}
 		if largest != c.Chosen.Peak {
 			t.Errorf("%d GiB: end-to-end peak %d is not the largest phase (%d)", mem, c.Chosen.Peak, largest)

@@ -181,10 +181,10 @@ type Plan struct {
 // Prediction is the predicted work of a plan's phases.
 type Prediction struct {
 	Work plan.Work[Phase]
-	Peak int64 // predicted peak storage of the chosen mode (0: unknown)
-	// DevicePeak is Peak without the decoders' host buffers.
-	DevicePeak int64
-	Notes      []string
+	// Memory is the chosen mode's phases and end-to-end peak (zero:
+	// unknown); the session follows its residency choices.
+	Memory plan.ModePlan
+	Notes  []string
 }
 
 // ReferencePlan is one reference as the plan sees it from its file's
