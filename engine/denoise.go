@@ -56,6 +56,8 @@ func (g *generation) denoise() error {
 		return pv.err
 	}
 	g.dres = dres
+	s.opts.Backend.Free(g.hidden) // the conditioning is the loop's alone
+	g.hidden = nil
 	if g.release {
 		m.releaseDiT()
 	}
