@@ -159,12 +159,12 @@ type Keep int
 
 // Keep policies.
 const (
-	// KeepWhenFits keeps them when all the weights together with the
-	// largest phase's activations fit the budget: the plan of the released
-	// model, whose components do not fit a Mac together.
-	KeepWhenFits Keep = iota
-	// KeepAlways keeps them whatever the budget: the session, whose
-	// resident modes keep the components for the next take.
+	// KeepNever releases each phase's component before the next phase
+	// loads its own: the plan of the released model, whose components do
+	// not fit a Mac together, at the lowest peak each mode allows.
+	KeepNever Keep = iota
+	// KeepAlways keeps them: the session, whose resident modes keep the
+	// components loaded for the next take.
 	KeepAlways
 )
 
@@ -209,17 +209,14 @@ func PlanMode(m Mode, c Estimates, budget int64, keep Keep) ModePlan {
 			mp.DiT = p.Storage
 		}
 	}
-	if !m.Streaming {
-		var weights, act int64
+	mp.Kept = !m.Streaming && keep == KeepAlways
+	if mp.Kept {
+		var weights int64
 		for _, p := range mp.Phases {
 			weights += p.Storage.Weights
-			act = max(act, p.Storage.Peak-p.Storage.Weights)
 		}
-		mp.Kept = keep == KeepAlways || budget <= 0 || weights+act <= budget
-		if mp.Kept {
-			for i := range mp.Phases {
-				mp.Phases[i].Held = weights - mp.Phases[i].Storage.Weights
-			}
+		for i := range mp.Phases {
+			mp.Phases[i].Held = weights - mp.Phases[i].Storage.Weights
 		}
 	}
 	for _, p := range mp.Phases {
@@ -247,7 +244,7 @@ func PlanModes(q Query, budget int64, modes []Mode) ([]ModePlan, error) {
 			c = Estimates{Text: list[0], DiT: list[1], Video: list[2], Audio: list[3]}
 			byQuant[m.Quant] = c
 		}
-		out = append(out, PlanMode(m, c, budget, KeepWhenFits))
+		out = append(out, PlanMode(m, c, budget, KeepNever))
 	}
 	return out, nil
 }
