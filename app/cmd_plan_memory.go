@@ -76,6 +76,10 @@ type jsonPhase struct {
 	Component string `json:"component"`
 	Residency string `json:"residency"`
 	jsonStorage
+	// Held is the other components' storage the phase holds (a mode that
+	// keeps them loaded, plan.Phase.Held): the phase's peak is
+	// peak_bytes plus it.
+	Held int64 `json:"held_by_other_components_bytes"`
 }
 
 type jsonMode struct {
@@ -90,7 +94,7 @@ type jsonMode struct {
 func jmode(mp plan.ModePlan) jsonMode {
 	m := jsonMode{Mode: mp.Mode.Name, Fits: mp.Fits, EndToEndPeakBytes: mp.Peak, DiT: jstore(mp.DiT), DiTStreamingBlocks: mp.Mode.Residency == compute.Streaming}
 	for _, p := range mp.Phases {
-		m.Phases = append(m.Phases, jsonPhase{p.Name, p.Component, p.Residency.String(), jstore(p.Storage)})
+		m.Phases = append(m.Phases, jsonPhase{p.Name, p.Component, p.Residency.String(), jstore(p.Storage), p.Held})
 	}
 	return m
 }

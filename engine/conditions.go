@@ -6,6 +6,7 @@ import (
 	"image"
 
 	"h3studio/engine/audiovae"
+	"h3studio/engine/compute"
 	"h3studio/engine/denoise"
 	"h3studio/engine/layout"
 	"h3studio/engine/media"
@@ -71,10 +72,10 @@ func (g *generation) prepareConditions() error {
 	s, m := g.s, g.m
 	g.cond = &conditions{present: prompt.Request{Task: prompt.T2VA}}
 	if g.p.Task != TaskT2VA {
-		if err := s.loadVideoVAE(m); err != nil {
+		if err := s.loadVideoVAE(m, true, g.videoResidency == compute.Streaming); err != nil {
 			return err
 		}
-		if err := s.loadAudioVAE(m); err != nil {
+		if err := s.loadAudioVAE(m, true); err != nil {
 			return err
 		}
 		g.t.begin(PhaseReferences, conditionUnits(g.p), "frames")
@@ -84,8 +85,10 @@ func (g *generation) prepareConditions() error {
 		}
 		g.cond = c
 		g.t.step(g.t.total) // the plan counted video frames from the file's header
-		if g.streaming {
+		if g.release {
 			m.releaseVAEs()
+		} else {
+			m.releaseEncoders()
 		}
 	}
 	g.cond.present.Prompt = g.r.Prompt

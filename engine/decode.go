@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"h3studio/engine/audiovae"
+	"h3studio/engine/compute"
 	"h3studio/engine/layout"
 	"h3studio/engine/media"
 	"h3studio/engine/videovae"
@@ -13,7 +14,7 @@ import (
 // into the output.
 func (g *generation) decodeVideo() error {
 	s, r, m, t, out := g.s, g.r, g.m, g.t, g.out
-	if err := s.loadVideoVAE(m); err != nil {
+	if err := s.loadVideoVAE(m, false, g.videoResidency == compute.Streaming); err != nil {
 		return err
 	}
 	oc := layout.Canvas{Width: r.Width, Height: r.Height}
@@ -65,6 +66,9 @@ func (g *generation) decodeVideo() error {
 	if written != r.Frames {
 		return fmt.Errorf("engine: the video VAE decoded %d frames, the request has %d", written, r.Frames)
 	}
+	if g.release {
+		m.releaseVideoVAE()
+	}
 	return nil
 }
 
@@ -74,7 +78,7 @@ func (g *generation) decodeVideo() error {
 // round(frames·32000/24).
 func (g *generation) decodeAudio() error {
 	s, p, m, t := g.s, g.p, g.m, g.t
-	if err := s.loadAudioVAE(m); err != nil {
+	if err := s.loadAudioVAE(m, false); err != nil {
 		return err
 	}
 	lat := &audiovae.Latents{Channels: layout.AudioChannels, C: m.DiT.AudioInChannels, A: p.AudioLatents, Data: g.dres.AudioLatents}
@@ -87,8 +91,8 @@ func (g *generation) decodeAudio() error {
 	if err != nil {
 		return err
 	}
-	if g.streaming {
-		m.releaseVAEs()
+	if g.release {
+		m.releaseAudioVAE()
 	}
 	samples := wave.Interleaved()
 	n := media.AudioSamplesFor(g.r.Frames, media.SampleRate) * wave.Channels

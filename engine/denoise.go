@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"h3studio/engine/compute"
 	"h3studio/engine/denoise"
 	"h3studio/engine/layout"
 	"h3studio/engine/media"
@@ -34,7 +35,7 @@ func (g *generation) denoise() error {
 		Keyframes: cond.keyframes, References: cond.references, VideoNoise: noise.Video, AudioNoise: audioNoise,
 		Controls: r.Controls()}
 	t.begin(PhaseDenoise, r.Steps, "steps")
-	pv := &previewer{s: s, m: m, p: p, t: t, ctx: g.ctx}
+	pv := &previewer{s: s, m: m, p: p, t: t, ctx: g.ctx, stream: g.videoResidency == compute.Streaming}
 	obs := denoise.Observer{
 		Prepared: pv.prepared,
 		Step: func(rec *denoise.StepRecord) {
@@ -56,7 +57,9 @@ func (g *generation) denoise() error {
 		return pv.err
 	}
 	g.dres = dres
-	if g.streaming {
+	s.opts.Backend.Free(g.hidden) // the conditioning is the loop's alone
+	g.hidden = nil
+	if g.release {
 		m.releaseDiT()
 	}
 	return nil
@@ -73,6 +76,9 @@ type previewer struct {
 	p   Plan
 	t   *tracker
 	ctx context.Context
+	// stream loads the video VAE with its decoder's blocks streamed, as
+	// the decode will.
+	stream bool
 
 	condRows int
 	vt       []float32 // video timesteps per step
@@ -107,7 +113,7 @@ func (pv *previewer) step(rec *denoise.StepRecord) {
 		pv.err = fmt.Errorf("engine: preview: %w", err)
 		return
 	}
-	if err := pv.s.loadVideoVAE(m); err != nil {
+	if err := pv.s.loadVideoVAE(m, false, pv.stream); err != nil {
 		pv.err = err
 		return
 	}

@@ -75,8 +75,8 @@ func (t *tracker) end() {
 	st := t.b.Stats()
 	wall := t.now().Sub(t.phaseStart)
 	t.profile = append(t.profile, PhaseProfile{Phase: t.phase, Wall: wall, Units: t.total, Unit: t.unit,
-		Dispatches: st.Dispatches - t.stats0.Dispatches, FLOPs: st.FLOPs - t.stats0.FLOPs, PeakBytes: st.PeakBytes})
-	t.peak = max(t.peak, st.PeakBytes)
+		Dispatches: st.Dispatches - t.stats0.Dispatches, FLOPs: st.FLOPs - t.stats0.FLOPs, PeakBytes: st.FootprintPeak()})
+	t.peak = max(t.peak, st.FootprintPeak())
 	if t.est != nil {
 		t.est.Observe(t.phase, wall, st.FLOPs-t.stats0.FLOPs)
 	}

@@ -29,7 +29,9 @@ type models struct {
 	ditQC *safetensors.Checkpoint // the quantized cache (quantcache.go), or nil
 	dit   *dit.Model
 	vvae  *videovae.Model
-	avae  *audiovae.Model
+	// vvaeStream is whether vvae streams its decoder's blocks.
+	vvaeStream bool
+	avae       *audiovae.Model
 
 	// loadedMode is the memory mode the weights were loaded for.
 	loadedMode MemoryMode
@@ -83,7 +85,8 @@ func (g *generation) load() error {
 		m.release() // the weights were bound for the other mode
 	}
 	m.loadedMode = mode
-	g.m, g.mode, g.streaming = m, mode, modeResidency(mode) == compute.Streaming
+	g.m, g.mode = m, mode
+	g.followPlan()
 
 	// LoRAs: read and checked against this transformer before anything
 	// heavy runs; what they cannot apply is noted on the take.
@@ -99,8 +102,8 @@ func (g *generation) load() error {
 		return err
 	}
 	loads := []func() error{func() error { return s.loadDiT(g.ctx, m, mode) }}
-	if !g.streaming {
-		loads = append(loads, func() error { return s.loadVideoVAE(m) }, func() error { return s.loadAudioVAE(m) })
+	if !g.release {
+		loads = append(loads, func() error { return s.loadVideoVAE(m, false, g.videoResidency == compute.Streaming) }, func() error { return s.loadAudioVAE(m, false) })
 	}
 	t.begin(PhaseLoad, len(loads), "components")
 	for i, load := range loads {
@@ -113,6 +116,31 @@ func (g *generation) load() error {
 		t.step(i + 1)
 	}
 	return nil
+}
+
+// followPlan takes the plan's residency choices (plan.PlanMode): whether
+// the components stay loaded, and which of the text encoder and the video
+// decoder stream. Without a memory prediction the streaming modes stream
+// and release, the others keep.
+func (g *generation) followPlan() {
+	mp := g.p.Prediction.Memory
+	r := modeResidency(g.mode)
+	g.release, g.textResidency, g.videoResidency = r == compute.Streaming, r, r
+	if g.s.opts.StreamVideoDecoder {
+		g.videoResidency = compute.Streaming
+	}
+	if len(mp.Phases) == 0 {
+		return
+	}
+	g.release = !mp.Kept
+	for _, ph := range mp.Phases {
+		switch ph.Name {
+		case "text":
+			g.textResidency = ph.Residency
+		case "video-decode":
+			g.videoResidency = ph.Residency
+		}
+	}
 }
 
 // partitionModels returns the partition's components. Switching partitions
@@ -134,12 +162,13 @@ func (s *Session) partitionModels(part snapshot.Partition) (*models, error) {
 	return s.cur, nil
 }
 
-// loadText loads the text encoder (streaming mode binds nothing yet).
-func (s *Session) loadText(m *models, mode MemoryMode) error {
+// loadText loads the text encoder (streaming: its layers are bound per
+// pass, nothing yet).
+func (s *Session) loadText(m *models, r compute.Residency) error {
 	if m.text != nil {
 		return nil
 	}
-	t, err := qwen3vl.Load(m.TextDir, s.opts.Backend, qwen3vl.LoadOptions{Residency: modeResidency(mode)})
+	t, err := qwen3vl.Load(m.TextDir, s.opts.Backend, qwen3vl.LoadOptions{Residency: r})
 	if err != nil {
 		return s.componentError(s.snap.Find(m.Partition, snapshot.TextEncoder), "text encoder", err)
 	}
@@ -179,16 +208,22 @@ func (s *Session) loadDiT(ctx context.Context, m *models, mode MemoryMode) error
 	return nil
 }
 
-// loadVideoVAE loads the video VAE (encoder and decoder).
-func (s *Session) loadVideoVAE(m *models) error {
-	if m.vvae != nil {
+// loadVideoVAE loads the video VAE's decoder, its blocks streamed when
+// stream is set (videovae.Options.StreamBlocks), and its encoder too when
+// encode is set (the conditions phase, which releases it after).
+func (s *Session) loadVideoVAE(m *models, encode, stream bool) error {
+	if m.vvae != nil && (!encode || m.vvae.CanEncode()) && m.vvaeStream == stream {
 		return nil
+	}
+	if m.vvae != nil {
+		m.vvae.Close()
+		m.vvae = nil
 	}
 	c := s.snap.Find(m.Partition, snapshot.VideoVAE)
 	if c == nil {
 		return fmt.Errorf("engine: the model folder has no %s video VAE", m.Partition)
 	}
-	v, err := videovae.Open(s.opts.Backend, c.ConfigDir, c.Dir, &videovae.Options{StreamBlocks: s.opts.StreamVideoDecoder})
+	v, err := videovae.Open(s.opts.Backend, c.ConfigDir, c.Dir, &videovae.Options{StreamBlocks: stream, DecoderOnly: !encode})
 	if err != nil {
 		return s.componentError(c, "video VAE", err)
 	}
@@ -196,21 +231,26 @@ func (s *Session) loadVideoVAE(m *models) error {
 		v.Close()
 		return fmt.Errorf("engine: the video VAE has %d latent channels, the transformer %d", v.Config.LatentChannels, m.DiT.InChannels)
 	}
-	m.vvae = v
+	m.vvae, m.vvaeStream = v, stream
 	s.counters.Loads.Add(1)
 	return nil
 }
 
-// loadAudioVAE loads the audio VAE (encoder and decoder).
-func (s *Session) loadAudioVAE(m *models) error {
-	if m.avae != nil {
+// loadAudioVAE loads the audio VAE's decoder, and its encoder too when
+// encode is set (the conditions phase, which releases it after).
+func (s *Session) loadAudioVAE(m *models, encode bool) error {
+	if m.avae != nil && (!encode || m.avae.CanEncode()) {
 		return nil
+	}
+	if m.avae != nil {
+		m.avae.Close()
+		m.avae = nil
 	}
 	c := s.snap.Find(m.Partition, snapshot.AudioVAE)
 	if c == nil {
 		return fmt.Errorf("engine: the model folder has no %s audio VAE", m.Partition)
 	}
-	a, err := audiovae.Open(s.opts.Backend, c.ConfigDir, c.Dir, nil)
+	a, err := audiovae.Open(s.opts.Backend, c.ConfigDir, c.Dir, &audiovae.Options{DecoderOnly: !encode})
 	if err != nil {
 		return s.componentError(c, "audio VAE", err)
 	}
@@ -245,15 +285,33 @@ func (m *models) releaseDiT() {
 	}
 }
 
-func (m *models) releaseVAEs() {
+// releaseEncoders frees the VAEs' encoders (the decoders stay).
+func (m *models) releaseEncoders() {
+	if m.vvae != nil {
+		m.vvae.ReleaseEncoder()
+	}
+	if m.avae != nil {
+		m.avae.ReleaseEncoder()
+	}
+}
+
+func (m *models) releaseVideoVAE() {
 	if m.vvae != nil {
 		m.vvae.Close()
 		m.vvae = nil
 	}
+}
+
+func (m *models) releaseAudioVAE() {
 	if m.avae != nil {
 		m.avae.Close()
 		m.avae = nil
 	}
+}
+
+func (m *models) releaseVAEs() {
+	m.releaseVideoVAE()
+	m.releaseAudioVAE()
 }
 
 // release drops every loaded weight (the tokenizer and configs stay).

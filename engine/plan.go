@@ -131,7 +131,7 @@ func (s *Session) predict(p *Plan) {
 	copy(p.References, c.refs)
 	w.Work[PhaseLoad] = float64(s.componentsToLoad(pi.Partition, p.Task, s.memoryMode(*p)))
 	p.Prediction = w
-	p.PeakBytes, p.DevicePeakBytes = w.Peak, w.DevicePeak
+	p.PeakBytes, p.DevicePeakBytes = w.Memory.Peak, w.Memory.DevicePeak
 	p.Estimate = s.est.Total(w.Work)
 	p.Notes = append(p.Notes, w.Notes...)
 }
@@ -274,12 +274,13 @@ func (s *Session) predictWork(pi *partInfo, p *Plan) (workPlan, error) {
 			loop.References = append(loop.References, rp.LatentSpec())
 		}
 	}
-	pr, err := plan.Predict(plan.Request{Text: pi.Text, DiT: pi.DiT, Video: pi.VideoVAE, Audio: pi.AudioVAE, Grids: grids, Loop: loop, Residency: modeResidency(mode), Quant: modeQuant(mode)})
+	pr, err := plan.Predict(plan.Request{Text: pi.Text, DiT: pi.DiT, Video: pi.VideoVAE, Audio: pi.AudioVAE, Grids: grids, Loop: loop,
+		Mode: modeOf(mode), Budget: s.memoryBudget(), StreamVideoDecoder: s.opts.StreamVideoDecoder})
 	if err != nil {
 		return w, err
 	}
 	p.Rows = pr.Rows
-	w.Peak, w.DevicePeak = pr.Peak, pr.DevicePeak
+	w.Memory = pr.Memory
 	w.Work[PhaseText] = pr.TextFLOPs
 	w.Work[PhaseDenoise] = pr.DenoiseFLOPs
 	if r := p.Request; r.Preview {

@@ -364,16 +364,21 @@ func (s *Session) modelID(m *models) string {
 // generation is one running request: what its phases hand on to each
 // other.
 type generation struct {
-	s         *Session
-	ctx       context.Context
-	p         Plan
-	r         Request
-	out       media.Sink
-	t         *tracker
-	res       Result
-	m         *models
-	mode      MemoryMode
-	streaming bool
+	s    *Session
+	ctx  context.Context
+	p    Plan
+	r    Request
+	out  media.Sink
+	t    *tracker
+	res  Result
+	m    *models
+	mode MemoryMode
+	// release makes each phase release its component before the next
+	// loads (the plan's ModePlan.Kept false); textResidency and
+	// videoResidency are its choices for the text encoder and the video
+	// decoder.
+	release                       bool
+	textResidency, videoResidency compute.Residency
 
 	cond   *conditions     // prepare conditions → text, denoise
 	hidden *compute.Tensor // encode text → denoise

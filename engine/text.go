@@ -13,12 +13,12 @@ import (
 // encodeText runs the text phase: the conditioning of the prompt and the
 // conditions, from the session's cache when it has it.
 func (g *generation) encodeText() error {
-	hidden, tags, cached, err := g.s.encodeText(g.ctx, g.m, g.mode, g.cond, g.t)
+	hidden, tags, cached, err := g.s.encodeText(g.ctx, g.m, g.textResidency, g.cond, g.t)
 	if err != nil {
 		return err
 	}
 	g.hidden, g.tags, g.res.Cached = hidden, tags, cached
-	if g.streaming {
+	if g.release {
 		g.m.releaseText()
 	}
 	return nil
@@ -29,7 +29,7 @@ func (g *generation) encodeText() error {
 // before (same model, token ids and vision pixels) comes from the session's
 // cache without running — or, when it is not resident, loading — the text
 // encoder.
-func (s *Session) encodeText(ctx context.Context, m *models, mode MemoryMode, c *conditions, t *tracker) (*compute.Tensor, []int64, bool, error) {
+func (s *Session) encodeText(ctx context.Context, m *models, residency compute.Residency, c *conditions, t *tracker) (*compute.Tensor, []int64, bool, error) {
 	pres, err := prompt.Present(m.Tokenizer, c.present, prompt.Options{EmptyPrompt: prompt.PadEmpty})
 	if err != nil {
 		return nil, nil, false, fmt.Errorf("engine: %w", err)
@@ -51,7 +51,7 @@ func (s *Session) encodeText(ctx context.Context, m *models, mode MemoryMode, c 
 		}
 	}
 	t.begin(PhaseText, total, "layers")
-	if err := s.loadText(m, mode); err != nil {
+	if err := s.loadText(m, residency); err != nil {
 		return nil, nil, false, err
 	}
 	done := 0

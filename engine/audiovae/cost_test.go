@@ -59,3 +59,37 @@ func TestEstimateDecodeReleased(t *testing.T) {
 		}
 	}
 }
+
+// A model with its encoder releases the encoder to the decoder's weights
+// (EstimateDecode's WeightBytes), and Close frees everything it holds.
+func TestReleaseEncoderAndClose(t *testing.T) {
+	dir := t.TempDir()
+	cfg := TinyConfig()
+	if err := WriteTestModel(dir, cfg, 1); err != nil {
+		t.Fatal(err)
+	}
+	b := cpu.New(cpu.Options{})
+	m, err := Open(b, dir, dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	est, err := EstimateDecode(m.Config, 2, 9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := func() int64 { st := b.Stats(); return st.LiveBytes + st.MappedBytes }
+	full := held()
+	m.ReleaseEncoder()
+	if m.CanEncode() || held() != est.WeightBytes || held() >= full {
+		t.Errorf("after ReleaseEncoder: can encode %v, %d bytes held (%d with the encoder), want the decoder's %d", m.CanEncode(), held(), full, est.WeightBytes)
+	}
+	if _, err := m.Decode(context.Background(), randomLatents(2, 32, 9, 1), nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if st := b.Stats(); st.LiveBytes != 0 || st.MappedBytes != 0 {
+		t.Errorf("after Close: %d bytes allocated, %d mapped", st.LiveBytes, st.MappedBytes)
+	}
+}

@@ -34,6 +34,30 @@ type aliasFree struct {
 	k           int
 }
 
+// tensors lists the decoder's weights.
+func (d *decoder) tensors() []*compute.Tensor {
+	ts := append(d.inProj.tensors(), d.convPre.tensors()...)
+	ts = append(ts, d.actPost.tensors()...)
+	ts = append(ts, d.convPost.tensors()...)
+	for _, c := range d.ups {
+		ts = append(ts, c.tensors()...)
+	}
+	for _, blk := range d.resblocks {
+		for i := range blk.convs1 {
+			ts = append(ts, blk.convs1[i].tensors()...)
+			ts = append(ts, blk.convs2[i].tensors()...)
+		}
+		for _, a := range blk.acts {
+			ts = append(ts, a.tensors()...)
+		}
+	}
+	return ts
+}
+
+func (a aliasFree) tensors() []*compute.Tensor {
+	return []*compute.Tensor{a.alpha, a.beta, a.up, a.down}
+}
+
 func loadAliasFree(w *safetensors.Binder, name string, C int) aliasFree {
 	p := w.Sub(name + ".")
 	a := aliasFree{alpha: p.Tensor("act.alpha", C), beta: p.Tensor("act.beta", C)}

@@ -48,6 +48,29 @@ type preBlock struct {
 	w2                                             nn.Linear
 }
 
+// tensors lists the encoder's weights.
+func (e *encoder) tensors() []*compute.Tensor {
+	ts := append(e.convIn.tensors(), e.snake)
+	ts = append(ts, e.convOut.tensors()...)
+	ts = append(ts, e.mean.Tensors()...)
+	ts = append(ts, e.logs.Tensors()...)
+	for _, blk := range e.blocks {
+		for _, u := range blk.units {
+			ts = append(ts, u.snake1, u.snake2)
+			ts = append(ts, u.conv1.tensors()...)
+			ts = append(ts, u.conv2.tensors()...)
+		}
+		ts = append(ts, blk.snake)
+		ts = append(ts, blk.down.tensors()...)
+	}
+	pr := &e.pre
+	ts = append(ts, pr.norm1W, pr.norm1B, pr.norm2W, pr.norm2B, pr.norm3W, pr.norm3B, pr.pool, pr.mlpNormW, pr.mlpNormB)
+	for _, l := range []nn.Linear{pr.qkv, pr.attnProj, pr.proj, pr.w01, pr.w2} {
+		ts = append(ts, l.Tensors()...)
+	}
+	return ts
+}
+
 func snakeAlpha(w *safetensors.Binder, name string, c int) *compute.Tensor {
 	return w.Tensor(name, 1, c, 1)
 }

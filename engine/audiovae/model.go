@@ -54,12 +54,32 @@ func Open(b compute.Backend, configDir, weightsDir string, o *Options) (*Model, 
 	return m, nil
 }
 
-// Close unmaps the checkpoint.
+// Close releases the weights (views of the checkpoint and the tensors
+// folded at load) and unmaps the checkpoint.
 func (m *Model) Close() error {
+	if m.dec != nil {
+		m.b.Free(m.dec.tensors()...)
+		m.dec = nil
+	}
+	m.ReleaseEncoder()
 	if m.ck != nil {
-		return m.ck.Close()
+		err := m.ck.Close()
+		m.ck = nil
+		return err
 	}
 	return nil
+}
+
+// CanEncode reports whether the encoder is loaded (not DecoderOnly, not
+// released).
+func (m *Model) CanEncode() bool { return m.enc != nil }
+
+// ReleaseEncoder frees the encoder's weights; the decoder stays usable.
+func (m *Model) ReleaseEncoder() {
+	if m.enc != nil {
+		m.b.Free(m.enc.tensors()...)
+		m.enc = nil
+	}
 }
 
 // Load binds every tensor (strict accounting).
@@ -140,6 +160,8 @@ func wnConv(w *safetensors.Binder, name string, out, in, k, dilation, pad, strid
 	wt, bt := weightNorm(w, name, []int{out, in, k}, bias, out)
 	return conv1d{w: wt, b: bt, k: k, stride: stride, dilation: dilation, pad: pad}
 }
+
+func (c conv1d) tensors() []*compute.Tensor { return []*compute.Tensor{c.w, c.b} }
 
 // forward computes the Conv1d of x [C, L] (zero padding).
 func (c conv1d) forward(r *run, x *compute.Tensor) *compute.Tensor {

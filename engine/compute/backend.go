@@ -45,7 +45,9 @@ type Backend interface {
 	Sync(ctx context.Context) error
 	// Stats reports storage and dispatch counters.
 	Stats() Stats
-	// ResetPeak sets the peak-storage counter to the current live storage.
+	// ResetPeak sets the peak-storage counters to the current storage:
+	// PeakBytes to the live storage, FootprintPeakBytes to the live and
+	// mapped storage.
 	ResetPeak()
 	// Close releases the device.
 	Close() error
@@ -74,7 +76,7 @@ type Stats struct {
 	PeakBytes   int64 // maximum of LiveBytes since creation or ResetPeak
 	MappedBytes int64 // zero-copy views of host memory (Wrap without copy)
 	// FootprintPeakBytes is the maximum of LiveBytes + MappedBytes since
-	// creation (0 where the backend does not track it): the weights a
+	// creation or ResetPeak (0 where the backend does not track it): the weights a
 	// checkpoint maps count in memory too.
 	FootprintPeakBytes int64
 	Dispatches         int64 // kernels recorded
@@ -123,8 +125,12 @@ func (m *Memory) Live() int64 { return m.live.Load() }
 // Mapped is the mapped storage now.
 func (m *Memory) Mapped() int64 { return m.mapped.Load() }
 
-// ResetPeak sets the peak to the live storage.
-func (m *Memory) ResetPeak() { m.peak.Store(m.live.Load()) }
+// ResetPeak sets the peak to the live storage and the footprint peak to
+// the live and mapped storage.
+func (m *Memory) ResetPeak() {
+	m.peak.Store(m.live.Load())
+	m.footprint.Store(m.live.Load() + m.mapped.Load())
+}
 
 // Stats are the storage counters (LiveBytes, PeakBytes, MappedBytes,
 // FootprintPeakBytes), the other fields zero.
@@ -141,6 +147,12 @@ func raise(p *atomic.Int64, v int64) {
 		}
 	}
 }
+
+// FootprintPeak is the peak of everything the backend holds, allocated
+// and mapped (FootprintPeakBytes), or PeakBytes where the footprint is not
+// tracked: the storage a memory plan predicts (on unified memory a mapped
+// weight occupies memory like an allocated one).
+func (s Stats) FootprintPeak() int64 { return max(s.PeakBytes, s.FootprintPeakBytes) }
 
 // AllocBytes is the size of storage for dt and shape, as a backend's Alloc
 // (named by backend) computes it; it panics for a negative dimension.

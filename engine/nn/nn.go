@@ -36,6 +36,10 @@ func LoadLinear(w *safetensors.Binder, name string, dt compute.DType, out, in in
 	return l
 }
 
+// Tensors are the projection's own weight and bias (nil where absent; the
+// LoRA updates belong to their adapter), for freeing.
+func (l Linear) Tensors() []*compute.Tensor { return []*compute.Tensor{l.W, l.B} }
+
 // Out is the output width.
 func (l Linear) Out() int { return l.W.Dim(0) }
 

@@ -9,13 +9,15 @@ import (
 )
 
 // Memory modes: where the DiT's weights live and in what precision. The
-// text encoder runs once per prompt, resident when it fits the budget, else
-// its layers streamed; the video decoder streams its blocks stage by stage
-// across the tiles in the streaming modes and wherever its resident peak
-// does not fit (same pixels, each block read once); the audio decoder loads
-// whole. Phases run one after another
-// and each releases its component before the next loads, so a request's
-// end-to-end peak is its largest phase with everything that phase holds.
+// text encoder runs once per prompt, resident when it fits the budget and
+// the DiT is resident, else its layers streamed; the video decoder streams
+// its blocks stage by stage across the tiles in the streaming modes and
+// wherever its resident peak does not fit (same pixels, each block read
+// once); the audio decoder loads whole. Phases run one after another; the
+// DiT-resident modes keep every component loaded as the Keep policy says,
+// else (and in the streaming modes) each phase releases its component
+// before the next loads. A request's end-to-end peak is its largest phase
+// with everything that phase holds (PlanMode).
 
 // Mode is one memory mode.
 type Mode struct {
@@ -118,19 +120,130 @@ type Phase struct {
 	Name      string // text, denoise, video-decode, audio-decode
 	Component string
 	Residency compute.Residency
-	Storage   Storage
+	// Storage is the phase's component: its weights and activations.
+	Storage Storage
+	// Held is the weights of the other components loaded during the phase
+	// (ModePlan.Kept; else 0).
+	Held int64
 }
+
+// Peak is everything the phase holds at its peak.
+func (p Phase) Peak() int64 { return p.Storage.Peak + p.Held }
 
 // ModePlan is a request's predicted memory in one mode.
 type ModePlan struct {
 	Mode   Mode
 	Phases []Phase
-	// Peak is the end-to-end peak: the largest phase's peak.
+	// Peak is the end-to-end peak: the largest phase's Peak.
 	Peak int64
+	// DevicePeak is the largest phase's Peak without the decoders' host
+	// buffers: the storage a backend tracks.
+	DevicePeak int64
 	// DiT is the denoising phase's DiT storage (weights resident at its
 	// peak, activations).
-	DiT  Storage
+	DiT Storage
+	// Kept is true when every component stays loaded from its first phase
+	// on (and for the next request), as the Keep policy decides for the
+	// DiT-resident modes; otherwise each phase releases its component
+	// before the next phase loads its own.
+	Kept bool
 	Fits bool // Peak within the budget
+}
+
+// Keep is when a DiT-resident mode keeps every component loaded across
+// the phases; the streaming modes never do.
+type Keep int
+
+// Keep policies.
+const (
+	// KeepNever releases each phase's component before the next phase
+	// loads its own: the plan of the released model, whose components do
+	// not fit a Mac together, at the lowest peak each mode allows.
+	KeepNever Keep = iota
+	// KeepAlways keeps them: the session, whose resident modes keep the
+	// components loaded for the next take.
+	KeepAlways
+)
+
+// Estimates are a request's component estimates (Resident and Streaming
+// storage of each) that a ModePlan's phases take. A zero Estimate (no
+// Component) is a component the model lacks: it has no phase.
+type Estimates struct {
+	Text, DiT, Video, Audio Estimate
+	// StreamVideoDecoder streams the video decoder's blocks whatever the
+	// budget (videovae.Options.StreamBlocks).
+	StreamVideoDecoder bool
+}
+
+// PlanMode predicts a request's phases in mode m on a device with the
+// given budget (0: unknown, everything fits) and its end-to-end peak, the
+// largest phase with everything it holds: the one definition of the peak
+// that `h3studio plan` (PlanModes) and the session's prediction (Predict)
+// share; the session follows its residency choices when it runs. The text encoder streams its layers in the streaming
+// modes and wherever its resident peak does not fit; the DiT streams its
+// blocks in the streaming modes; the video decoder streams its blocks in
+// the streaming modes, wherever its resident peak does not fit, and when
+// c.StreamVideoDecoder asks; the audio decoder loads whole.
+func PlanMode(m Mode, c Estimates, budget int64, keep Keep) ModePlan {
+	over := func(s Storage) bool { return budget > 0 && s.Peak > budget }
+	mp := ModePlan{Mode: m}
+	add := func(name string, e Estimate, streamed bool) {
+		if e.Component == "" {
+			return
+		}
+		p := Phase{Name: name, Component: e.Component, Residency: compute.Resident, Storage: e.Resident}
+		if streamed {
+			p.Residency, p.Storage = compute.Streaming, e.Streaming
+		}
+		mp.Phases = append(mp.Phases, p)
+	}
+	add("text", c.Text, m.Residency == compute.Streaming || over(c.Text.Resident))
+	add("denoise", c.DiT, m.Residency == compute.Streaming)
+	add("video-decode", c.Video, m.Residency == compute.Streaming || c.StreamVideoDecoder || over(c.Video.Resident))
+	add("audio-decode", c.Audio, false)
+	for _, p := range mp.Phases {
+		if p.Name == "denoise" {
+			mp.DiT = p.Storage
+		}
+	}
+	mp.Kept = m.Residency == compute.Resident && keep == KeepAlways
+	if mp.Kept {
+		var weights int64
+		for _, p := range mp.Phases {
+			weights += p.Storage.Weights
+		}
+		for i := range mp.Phases {
+			mp.Phases[i].Held = weights - mp.Phases[i].Storage.Weights
+		}
+	}
+	for _, p := range mp.Phases {
+		mp.Peak = max(mp.Peak, p.Peak())
+		mp.DevicePeak = max(mp.DevicePeak, p.Peak()-p.Storage.Host)
+	}
+	mp.Fits = budget <= 0 || mp.Peak <= budget
+	return mp
+}
+
+// PlanModes predicts q's phases in each of modes (PlanMode) for the
+// released model.
+func PlanModes(q Query, budget int64, modes []Mode) ([]ModePlan, error) {
+	byQuant := map[compute.QuantFormat]Estimates{}
+	var out []ModePlan
+	for _, m := range modes {
+		c, ok := byQuant[m.Quant]
+		if !ok {
+			qq := q
+			qq.Quant = m.Quant
+			list, err := Run(qq, "text-encoder", "dit", "video-vae", "audio-vae")
+			if err != nil {
+				return nil, err
+			}
+			c = Estimates{Text: list[0], DiT: list[1], Video: list[2], Audio: list[3]}
+			byQuant[m.Quant] = c
+		}
+		out = append(out, PlanMode(m, c, budget, KeepNever))
+	}
+	return out, nil
 }
 
 // Choice is the automatic choice of a memory mode for a device.
@@ -173,54 +286,6 @@ func WorkingSet(deviceBytes, workingSet int64) int64 {
 		workingSet = min(workingSet, deviceBytes)
 	}
 	return workingSet
-}
-
-// PlanModes predicts q's phases in each of modes.
-func PlanModes(q Query, budget int64, modes []Mode) ([]ModePlan, error) {
-	byQuant := map[compute.QuantFormat]map[string]Estimate{}
-	var out []ModePlan
-	for _, m := range modes {
-		ests, ok := byQuant[m.Quant]
-		if !ok {
-			qq := q
-			qq.Quant = m.Quant
-			list, err := Run(qq, "text-encoder", "dit", "video-vae", "audio-vae")
-			if err != nil {
-				return nil, err
-			}
-			ests = map[string]Estimate{}
-			for _, e := range list {
-				ests[e.Component] = e
-			}
-			byQuant[m.Quant] = ests
-		}
-		mp := ModePlan{Mode: m}
-		text := ests["text-encoder"]
-		tp := Phase{Name: "text", Component: "text-encoder", Residency: compute.Resident, Storage: text.Resident}
-		if text.Resident.Peak > budget {
-			tp.Residency, tp.Storage = compute.Streaming, text.Streaming
-		}
-		d := ests["dit"]
-		dp := Phase{Name: "denoise", Component: "dit", Residency: compute.Resident, Storage: d.Resident}
-		if m.Residency == compute.Streaming {
-			dp.Residency, dp.Storage = compute.Streaming, d.Streaming
-		}
-		mp.DiT = dp.Storage
-		v := ests["video-vae"]
-		vp := Phase{Name: "video-decode", Component: "video-vae", Residency: compute.Resident, Storage: v.Resident}
-		if m.Residency == compute.Streaming || v.Resident.Peak > budget {
-			vp.Residency, vp.Storage = compute.Streaming, v.Streaming
-		}
-		mp.Phases = []Phase{tp, dp, vp,
-			{Name: "audio-decode", Component: "audio-vae", Residency: compute.Resident, Storage: ests["audio-vae"].Resident},
-		}
-		for _, p := range mp.Phases {
-			mp.Peak = max(mp.Peak, p.Storage.Peak)
-		}
-		mp.Fits = mp.Peak <= budget
-		out = append(out, mp)
-	}
-	return out, nil
 }
 
 // Choose picks the first mode the floor allows (only modes of quantization
@@ -300,7 +365,7 @@ func floorText(f QualityFloor, restrict *compute.QuantFormat) string {
 func largest(mp ModePlan) Phase {
 	p := mp.Phases[0]
 	for _, x := range mp.Phases[1:] {
-		if x.Storage.Peak > p.Storage.Peak {
+		if x.Peak() > p.Peak() {
 			p = x
 		}
 	}

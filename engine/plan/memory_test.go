@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -40,7 +41,7 @@ func TestChooseAcrossMacs(t *testing.T) {
 		}
 		var largest int64
 		for _, p := range c.Chosen.Phases {
-			largest = max(largest, p.Storage.Peak)
+			largest = max(largest, p.Peak())
 		}
 		if largest != c.Chosen.Peak {
 			t.Errorf("%d GiB: end-to-end peak %d is not the largest phase (%d)", mem, c.Chosen.Peak, largest)
@@ -102,5 +103,64 @@ func TestQuantizedDiTWeights(t *testing.T) {
 	}
 	if w[4] < 8*giB || w[4] > 11*giB || w[8] < 16*giB || w[8] > 41*giB/2 {
 		t.Errorf("DiT weights int4 %.2f GiB, int8 %.2f GiB", float64(w[4])/float64(giB), float64(w[8])/float64(giB))
+	}
+}
+
+// TestPlanModeAddsPhases checks PlanMode's one definition of the
+// end-to-end peak on made-up components: each phase holds its component
+// (streamed where the mode or the budget says) and, when the mode keeps
+// the components, the others' weights; the peak is the largest phase's,
+// the device peak the same less the decoders' host buffers.
+func TestPlanModeAddsPhases(t *testing.T) {
+	st := func(w, a, host int64) Storage { return Storage{Peak: w + a, Weights: w, Activations: a, Host: host} }
+	c := Estimates{
+		Text:  Estimate{Component: "text-encoder", Resident: st(50, 5, 0), Streaming: st(4, 5, 0)},
+		DiT:   Estimate{Component: "dit", Resident: st(30, 10, 0), Streaming: st(3, 10, 0)},
+		Video: Estimate{Component: "video-vae", Resident: st(9, 20, 15), Streaming: st(1, 22, 15)},
+		Audio: Estimate{Component: "audio-vae", Resident: st(1, 2, 1), Streaming: st(1, 2, 1)},
+	}
+	resident, _ := ParseMode("resident")
+	streaming, _ := ParseMode("streaming")
+	peaks := func(mp ModePlan) (out []int64) {
+		for _, p := range mp.Phases {
+			out = append(out, p.Peak())
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name         string
+		mode         Mode
+		budget       int64
+		keep         Keep
+		phases       []int64
+		peak, device int64
+		kept         bool
+		residency    string // text, denoise, video, audio
+	}{
+		// Kept: every phase holds all 90 bytes of weights.
+		{"resident kept", resident, 0, KeepAlways, []int64{95, 100, 110, 92}, 110, 100, true, "RRRR"},
+		{"resident alone", resident, 0, KeepNever, []int64{55, 40, 29, 3}, 55, 55, false, "RRRR"},
+		// A budget of 50 streams the text encoder (55) but not the video
+		// decoder (29).
+		{"resident, small budget", resident, 50, KeepNever, []int64{9, 40, 29, 3}, 40, 40, false, "SRRR"},
+		{"streaming", streaming, 0, KeepAlways, []int64{9, 13, 23, 3}, 23, 13, false, "SSSR"},
+	} {
+		mp := PlanMode(tc.mode, c, tc.budget, tc.keep)
+		var res string
+		for _, p := range mp.Phases {
+			res += strings.ToUpper(p.Residency.String()[:1])
+		}
+		if got := peaks(mp); !slices.Equal(got, tc.phases) || mp.Peak != tc.peak || mp.DevicePeak != tc.device || mp.Kept != tc.kept || res != tc.residency {
+			t.Errorf("%s: phases %v peak %d device %d kept %v residency %s, want %v %d %d %v %s",
+				tc.name, got, mp.Peak, mp.DevicePeak, mp.Kept, res, tc.phases, tc.peak, tc.device, tc.kept, tc.residency)
+		}
+		if mp.DiT != mp.Phases[1].Storage {
+			t.Errorf("%s: DiT storage %+v, the denoise phase's %+v", tc.name, mp.DiT, mp.Phases[1].Storage)
+		}
+	}
+	// A snapshot without an audio decoder has no audio phase.
+	c.Audio = Estimate{}
+	if mp := PlanMode(resident, c, 0, KeepAlways); len(mp.Phases) != 3 || mp.Peak != 109 {
+		t.Errorf("no audio decoder: %d phases, peak %d", len(mp.Phases), mp.Peak)
 	}
 }

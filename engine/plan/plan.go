@@ -99,6 +99,9 @@ type Storage struct {
 	Peak        int64
 	Weights     int64 // weights live at the peak
 	Activations int64 // everything else live at the peak
+	// Host is the part of Activations in host buffers (the decoders'
+	// canvases), which a backend does not track.
+	Host int64
 }
 
 // Estimate is one component's prediction.

@@ -36,7 +36,8 @@ type Loop struct {
 }
 
 // Request is what a request's prediction depends on: the model's configs
-// (the decoders nil when the snapshot has none) and the request's shapes.
+// (the decoders nil when the snapshot has none), the request's shapes, the
+// memory mode and the device's budget.
 type Request struct {
 	Text  *qwen3vl.Config
 	DiT   dit.Config
@@ -44,11 +45,15 @@ type Request struct {
 	Audio *audiovae.Config
 	// Grids are the vision blocks the text encoder reads (keyframes,
 	// pictures, video blocks).
-	Grids     []qwen3vl.Grid
-	Loop      Loop
-	Residency compute.Residency // the DiT's blocks and the text encoder's layers
-	// Quant is the DiT's block weights' format (zero: BF16).
-	Quant compute.QuantFormat
+	Grids []qwen3vl.Grid
+	Loop  Loop
+	Mode  Mode
+	// Budget is the device's memory budget (0: unknown): PlanMode's
+	// residency choices depend on it.
+	Budget int64
+	// StreamVideoDecoder streams the video decoder's blocks whatever the
+	// budget (the session's Options.StreamVideoDecoder).
+	StreamVideoDecoder bool
 }
 
 // Prediction is a request's predicted work and peak storage.
@@ -57,28 +62,32 @@ type Prediction struct {
 	// next to them), the denoising loop and the two decoders (zero when the
 	// snapshot has no such decoder).
 	TextFLOPs, DenoiseFLOPs, VideoDecodeFLOPs, AudioDecodeFLOPs float64
-	Rows                                                        int   // packed rows of one DiT forward
-	Peak                                                        int64 // peak storage of the residency mode, host buffers included
-	// DevicePeak is Peak without the decoders' host buffers: the storage a
-	// backend tracks (its allocations and mapped weights).
-	DevicePeak int64
+	Rows                                                        int // packed rows of one DiT forward
+	// Memory is the mode's phases and end-to-end peak (PlanMode): Peak
+	// counts the decoders' host buffers, DevicePeak leaves them out (the
+	// storage a backend tracks: its allocations and mapped weights).
+	Memory ModePlan
 }
 
-// Predict predicts a request's work and peak storage. In the resident mode
-// the weights of every component add up and the largest activations come
-// on top; streaming holds one component at a time.
+// Predict predicts a request's work and its phases' storage (PlanMode)
+// over the snapshot's own configs, for the session: its DiT-resident modes
+// keep every component loaded (KeepAlways).
 func Predict(r Request) (Prediction, error) {
 	var p Prediction
 	L := r.Loop.TextRows
 	p.TextFLOPs = qwen3vl.TextFLOPs(r.Text, L, 0)
-	tf := qwen3vl.Plan(r.Text, r.Residency, qwen3vl.PlanInput{Tokens: L, Blocks: r.Grids})
-	du, rows, err := LoopUsage(r.DiT, r.Loop, r.Residency, r.Quant)
+	in := qwen3vl.PlanInput{Tokens: L, Blocks: r.Grids}
+	c := Estimates{StreamVideoDecoder: r.StreamVideoDecoder}
+	c.Text = Estimate{Component: "text-encoder",
+		Resident:  footprintStorage(qwen3vl.Plan(r.Text, compute.Resident, in)),
+		Streaming: footprintStorage(qwen3vl.Plan(r.Text, compute.Streaming, in))}
+	du, rows, err := LoopUsage(r.DiT, r.Loop, r.Mode.Residency, r.Mode.Quant)
 	if err != nil {
 		return p, err
 	}
 	p.Rows, p.DenoiseFLOPs = rows, du.FLOPs
-	type part struct{ weights, act, host int64 }
-	parts := []part{{tf.TextPhaseWeights, tf.Peak - tf.TextPhaseWeights, 0}, {du.WeightsAtPeak, du.PeakTotal - du.WeightsAtPeak, 0}}
+	ds := Storage{Peak: du.PeakTotal, Weights: du.WeightsAtPeak, Activations: du.PeakTotal - du.WeightsAtPeak}
+	c.DiT = Estimate{Component: "dit", Resident: ds, Streaming: ds}
 	if r.Video != nil {
 		g := r.Loop.Target
 		vc, err := videovae.EstimateDecode(r.Video, g.T, g.H, g.W, nil, compute.F32)
@@ -86,7 +95,8 @@ func Predict(r Request) (Prediction, error) {
 			return p, err
 		}
 		p.VideoDecodeFLOPs = vc.FLOPs
-		parts = append(parts, part{vc.WeightBytes, vc.DeviceBytes + vc.HostBytes, vc.HostBytes})
+		c.Video = Estimate{Component: "video-vae"}
+		c.Video.Resident, c.Video.Streaming = videoStorage(vc)
 	}
 	if r.Audio != nil {
 		ac, err := audiovae.EstimateDecode(r.Audio, layout.AudioChannels, r.Loop.AudioLatents)
@@ -94,32 +104,10 @@ func Predict(r Request) (Prediction, error) {
 			return p, err
 		}
 		p.AudioDecodeFLOPs = ac.FLOPs
-		parts = append(parts, part{ac.WeightBytes, ac.DeviceBytes + ac.HostBytes, ac.HostBytes})
+		as := audioStorage(ac)
+		c.Audio = Estimate{Component: "audio-vae", Resident: as, Streaming: as}
 	}
-	peak := func(host bool) int64 {
-		var total int64
-		if r.Residency == compute.Streaming {
-			for _, pt := range parts {
-				a := pt.act
-				if !host {
-					a -= pt.host
-				}
-				total = max(total, pt.weights+a)
-			}
-			return total
-		}
-		var weights, act int64
-		for _, pt := range parts {
-			a := pt.act
-			if !host {
-				a -= pt.host
-			}
-			weights += pt.weights
-			act = max(act, a)
-		}
-		return weights + act
-	}
-	p.Peak, p.DevicePeak = peak(true), peak(false)
+	p.Memory = PlanMode(r.Mode, c, r.Budget, KeepAlways)
 	return p, nil
 }
 

@@ -36,13 +36,24 @@ func estimateVideo(q Query, tiling videovae.Tiling) (Estimate, error) {
 	if err != nil {
 		return Estimate{}, err
 	}
-	s := Storage{Peak: c.PeakBytes, Weights: c.WeightBytes, Activations: c.DeviceBytes + c.HostBytes}
-	st := Storage{Peak: c.StreamedPeakBytes, Weights: c.StreamedWeightBytes, Activations: c.StreamedDeviceBytes + c.HostBytes}
+	s, st := videoStorage(c)
 	e := Estimate{Rows: c.TileTokens, RowsUnit: "tokens per tile pass", Evaluations: c.TilePasses,
 		FLOPs: c.FLOPsPerTile, WeightBytes: float64(c.WeightBytes), TotalFLOPs: c.FLOPs, Resident: s, Streaming: st}
 	e.Notes = append(e.Notes, fmt.Sprintf("%s tiles: %d window(s) × %d tile(s) of %d×%d px (%d×%d overlap); host buffers %.2f GiB",
 		tiling, c.Windows, c.Plan.Tiles(), c.Plan.X.Tile, c.Plan.Y.Tile, maxOverlap(c.Plan.X.Overlaps), maxOverlap(c.Plan.Y.Overlaps), float64(c.HostBytes)/(1<<30)))
 	return e, nil
+}
+
+// videoStorage is a video decode's storage, resident and with the blocks
+// streamed.
+func videoStorage(c videovae.DecodeCost) (resident, streamed Storage) {
+	return Storage{Peak: c.PeakBytes, Weights: c.WeightBytes, Activations: c.DeviceBytes + c.HostBytes, Host: c.HostBytes},
+		Storage{Peak: c.StreamedPeakBytes, Weights: c.StreamedWeightBytes, Activations: c.StreamedDeviceBytes + c.HostBytes, Host: c.HostBytes}
+}
+
+// audioStorage is an audio decode's storage.
+func audioStorage(c audiovae.DecodeCost) Storage {
+	return Storage{Peak: c.PeakBytes, Weights: c.WeightBytes, Activations: c.DeviceBytes + c.HostBytes, Host: c.HostBytes}
 }
 
 func maxOverlap(v []int) int {
@@ -59,7 +70,7 @@ func estimateAudio(q Query) (Estimate, error) {
 	if err != nil {
 		return Estimate{}, err
 	}
-	s := Storage{Peak: c.PeakBytes, Weights: c.WeightBytes, Activations: c.DeviceBytes + c.HostBytes}
+	s := audioStorage(c)
 	e := Estimate{Rows: A, RowsUnit: "latents per channel", Evaluations: c.Channels,
 		FLOPs: c.FLOPs / float64(c.Channels), WeightBytes: float64(c.WeightBytes), TotalFLOPs: c.FLOPs, Resident: s, Streaming: s}
 	e.Notes = append(e.Notes, fmt.Sprintf("%d samples per channel at %d Hz, one channel at a time", c.Samples, audiovae.ReleasedConfig().SampleRate))

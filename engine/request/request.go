@@ -181,10 +181,10 @@ type Plan struct {
 // Prediction is the predicted work of a plan's phases.
 type Prediction struct {
 	Work plan.Work[Phase]
-	Peak int64 // predicted peak storage of the chosen mode (0: unknown)
-	// DevicePeak is Peak without the decoders' host buffers.
-	DevicePeak int64
-	Notes      []string
+	// Memory is the chosen mode's phases and end-to-end peak (zero:
+	// unknown); the session follows its residency choices.
+	Memory plan.ModePlan
+	Notes  []string
 }
 
 // ReferencePlan is one reference as the plan sees it from its file's
@@ -306,8 +306,9 @@ type PhaseProfile struct {
 	Units int
 	Unit  string
 	// Dispatches and FLOPs are the backend's counters over the phase;
-	// PeakBytes the peak tracked storage (weights and activations on the
-	// backend) during it.
+	// PeakBytes the peak tracked storage during it: weights and
+	// activations on the backend, allocated or mapped
+	// (compute.Stats.FootprintPeak).
 	Dispatches int64
 	FLOPs      float64
 	PeakBytes  int64

@@ -27,8 +27,8 @@ type DecodeCost struct {
 	WeightDType  compute.DType
 	// The streamed decode (Options.StreamBlocks): one block bound at a
 	// time, every tile's hidden state of a window held between stages.
-	StreamedWeightBytes int64 // embedder, output projection, one block
-	StreamedDeviceBytes int64 // DeviceBytes plus the other tiles' hidden states
+	StreamedWeightBytes int64 // embedder, output projection and, when its stage is the peak, one block
+	StreamedDeviceBytes int64 // the peak stage's activations plus the other tiles' hidden states
 	StreamedPeakBytes   int64 // StreamedWeightBytes + StreamedDeviceBytes + HostBytes
 }
 
@@ -79,9 +79,18 @@ func EstimateDecode(cfg *Config, T, h, w int, o *DecodeOptions, weightDType comp
 	tok := int64(n) * int64(cfg.OutChannels*rt*r*r) // downloaded proj_out rows
 	c.HostBytes = 4 * (canvas + rows + tail + lat + tok)
 	c.PeakBytes = c.WeightBytes + c.DeviceBytes + c.HostBytes
-	blocks := int64(cfg.DecoderLayers) * decoderBlockBytes(cfg, weightDType)
-	c.StreamedWeightBytes = c.WeightBytes - blocks + min(blocks, decoderBlockBytes(cfg, weightDType))
-	c.StreamedDeviceBytes = c.DeviceBytes + int64(tp.Tiles()-1)*4*int64(S)*int64(cfg.Dim())
+	// Streamed, a block is bound only while its stage runs: the peak is
+	// the larger of a block stage with its block and the embedding or the
+	// output projection with none, every other tile's hidden state held.
+	blk := decoderBlockBytes(cfg, weightDType)
+	c.StreamedWeightBytes = c.WeightBytes - int64(cfg.DecoderLayers)*blk
+	embed, block, out := tileStages(cfg, n, S)
+	c.StreamedDeviceBytes = max(embed, out)
+	if cfg.DecoderLayers > 0 && blk+block > c.StreamedDeviceBytes {
+		c.StreamedWeightBytes += blk
+		c.StreamedDeviceBytes = block
+	}
+	c.StreamedDeviceBytes += int64(tp.Tiles()-1) * 4 * int64(S) * int64(cfg.Dim())
 	c.StreamedPeakBytes = c.StreamedWeightBytes + c.StreamedDeviceBytes + c.HostBytes
 	return c, nil
 }
@@ -125,12 +134,22 @@ func tileCost(cfg *Config, n, S int) (float64, int64) {
 		2*Sf*D // ×scale2, +x
 	fl += float64(cfg.DecoderLayers) * blk
 	fl += 6*nf*D + 2*nf*D*P // norm_out, proj_out
+	embed, block, out := tileStages(cfg, n, S)
+	return fl, max(embed, block, out)
+}
+
+// tileStages returns the device activation bytes of one Decoder.Forward
+// over n patch tokens (S with the suffix tokens) at the peak of each of
+// its stages: the embedding, a block, the output projection (the RoPE
+// tables, cached across tiles, in each).
+func tileStages(cfg *Config, n, S int) (embed, block, out int64) {
+	P := int64(cfg.OutChannels * cfg.TemporalRatio() * cfg.SpatialRatio() * cfg.SpatialRatio())
 	half := int64(cfg.RotaryDim() / 2)
 	Si, Di, Fi, ni := int64(S), int64(cfg.Dim()), int64(cfg.DecoderFFNHidden), int64(n)
-	embed := 2*ni*int64(cfg.LatentChannels) + Si*Di // tok, pq, x (the token rows go before the blocks)
-	blocks := Si*Di*(1+1+3+3+2+1+1+1) +             // x, nrm, qkvRaw, qkv, qkr, att, attT, proj
-		Si*2*Fi + Si*Fi + // up, gated
-		ni*Di + ni*int64(P) // xn, rows (the block scratch is still held)
-	act := max(embed, blocks) + 2*Si*half // RoPE tables (cached across tiles)
-	return fl, 4 * act
+	rope := 2 * Si * half
+	embed = 2*ni*int64(cfg.LatentChannels) + Si*Di + rope // tok, pq, x (the token rows go before the blocks)
+	block = Si*Di*(1+1+3+3+2+1+1+1) +                     // x, nrm, qkvRaw, qkv, qkr, att, attT, proj
+		Si*2*Fi + Si*Fi + rope // up, gated
+	out = block + ni*Di + ni*P // xn, rows (the block scratch is still held)
+	return 4 * embed, 4 * block, 4 * out
 }

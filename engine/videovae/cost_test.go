@@ -99,3 +99,37 @@ func TestDecoderWeightBytes(t *testing.T) {
 		m.Close()
 	}
 }
+
+// A model with its encoder releases the encoder to the decoder's weights
+// (decoderWeightBytes), and Close frees everything it holds, the RoPE
+// tables a decode built included.
+func TestReleaseEncoderAndClose(t *testing.T) {
+	dir := t.TempDir()
+	if err := WriteTestModel(dir, TinyConfig(), 1); err != nil {
+		t.Fatal(err)
+	}
+	b := cpu.New(cpu.Options{})
+	m, err := Open(b, dir, dir+"/source", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := func() int64 { st := b.Stats(); return st.LiveBytes + st.MappedBytes }
+	full := held()
+	m.ReleaseEncoder()
+	if m.CanEncode() || held() != decoderWeightBytes(m.Config, compute.F32) || held() >= full {
+		t.Errorf("after ReleaseEncoder: can encode %v, %d bytes held (%d with the encoder), want the decoder's %d",
+			m.CanEncode(), held(), full, decoderWeightBytes(m.Config, compute.F32))
+	}
+	if _, err := m.dec.Forward(b, randomVolume(24, 7, 4, 4, 1)); err != nil {
+		t.Fatal(err)
+	}
+	if len(m.dec.ropeCache) == 0 {
+		t.Fatal("the decode cached no RoPE tables")
+	}
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if st := b.Stats(); st.LiveBytes != 0 || st.MappedBytes != 0 {
+		t.Errorf("after Close: %d bytes allocated, %d mapped", st.LiveBytes, st.MappedBytes)
+	}
+}

@@ -136,6 +136,21 @@ func (blk *vitBlock) tensors() []*compute.Tensor {
 	return ts
 }
 
+// tensors lists the decoder's storage: its weights (the resident blocks')
+// and the cached RoPE tables.
+func (d *Decoder) tensors() []*compute.Tensor {
+	ts := append(d.postQuant.Tensors(), d.embed.Tensors()...)
+	ts = append(ts, d.registers, d.normOutW, d.normOutB)
+	ts = append(ts, d.projOut.Tensors()...)
+	for i := range d.blocks {
+		ts = append(ts, d.blocks[i].tensors()...)
+	}
+	for _, cs := range d.ropeCache {
+		ts = append(ts, cs[0], cs[1])
+	}
+	return ts
+}
+
 // ropeTables returns cos, sin [S, rot/2] for a tile of Tw×h×w tokens plus
 // the register and zero tokens (position 0). Op order (ERRATA §3.2):
 // inv_freq = 1/(θ^arange(0, 1, 6/rot)) in F32; coord = f32(f32(k+0.5)/size)·2 − 1;

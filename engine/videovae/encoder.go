@@ -46,6 +46,38 @@ type groupNorm struct {
 	tiled map[int][2]*compute.Tensor
 }
 
+// tensors lists the encoder's weights, the tiled norm copies included.
+func (e *Encoder) tensors() []*compute.Tensor {
+	ts := append(e.convIn.tensors(), e.normOut.tensors()...)
+	ts = append(ts, e.convOut.tensors()...)
+	ts = append(ts, e.quant.Tensors()...)
+	for _, lv := range e.levels {
+		for _, r := range lv.resnets {
+			ts = append(ts, r.norm1.tensors()...)
+			ts = append(ts, r.norm2.tensors()...)
+			ts = append(ts, r.conv1.tensors()...)
+			ts = append(ts, r.conv2.tensors()...)
+			if r.shortcut != nil {
+				ts = append(ts, r.shortcut.Tensors()...)
+			}
+		}
+		if lv.down != nil {
+			ts = append(ts, lv.down.tensors()...)
+		}
+	}
+	return ts
+}
+
+func (c conv3d) tensors() []*compute.Tensor { return []*compute.Tensor{c.w, c.b} }
+
+func (gn groupNorm) tensors() []*compute.Tensor {
+	ts := []*compute.Tensor{gn.w, gn.b}
+	for _, t := range gn.tiled {
+		ts = append(ts, t[0], t[1])
+	}
+	return ts
+}
+
 func bindConv(w *safetensors.Binder, name string, out, in, k int) conv3d {
 	return conv3d{w: w.Tensor(name+".weight", out, in, k, k, k), b: w.Tensor(name+".bias", out)}
 }

@@ -71,12 +71,32 @@ func Open(b compute.Backend, configDir, weightsDir string, o *Options) (*Model, 
 	return m, nil
 }
 
-// Close releases the weights and unmaps the checkpoint.
+// Close releases the weights (views of the checkpoint and the storage
+// built at load or on first use) and unmaps the checkpoint.
 func (m *Model) Close() error {
+	if m.dec != nil {
+		m.b.Free(m.dec.tensors()...)
+		m.dec = nil
+	}
+	m.ReleaseEncoder()
 	if m.ck != nil {
-		return m.ck.Close()
+		err := m.ck.Close()
+		m.ck = nil
+		return err
 	}
 	return nil
+}
+
+// CanEncode reports whether the encoder is loaded (not DecoderOnly, not
+// released).
+func (m *Model) CanEncode() bool { return m.enc != nil }
+
+// ReleaseEncoder frees the encoder's weights; the decoder stays usable.
+func (m *Model) ReleaseEncoder() {
+	if m.enc != nil {
+		m.b.Free(m.enc.tensors()...)
+		m.enc = nil
+	}
 }
 
 // names maps the reference (diffusers) module names to a layout's tensor

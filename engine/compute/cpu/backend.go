@@ -157,7 +157,7 @@ func (b *Backend) Stats() compute.Stats {
 	return s
 }
 
-// ResetPeak sets the peak to the live storage.
+// ResetPeak sets the peaks to the storage now (compute.Memory.ResetPeak).
 func (b *Backend) ResetPeak() { b.mem.ResetPeak() }
 
 // Close does nothing.

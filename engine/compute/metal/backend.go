@@ -255,7 +255,7 @@ func (b *Backend) GPUTime() time.Duration {
 	return 0
 }
 
-// ResetPeak sets the peak to the live storage.
+// ResetPeak sets the peaks to the storage now (compute.Memory.ResetPeak).
 func (b *Backend) ResetPeak() { b.mem.ResetPeak() }
 
 // Close waits for pending work and releases the device.
