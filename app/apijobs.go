@@ -203,7 +203,7 @@ func (j *studioJobs) oneJobVideo(v studio.JobView) videoapi.Video {
 		out.Progress = progressOf(v)
 	case studio.JobDone:
 		out.Status, out.Progress = videoapi.StatusCompleted, 100
-		if t, ok := j.s.Take(v.TakeID); ok {
+		if t, ok := j.s.Takes().Get(v.TakeID); ok {
 			fillFromTake(&out, t)
 			out.Model = apiModel
 			if r, ok := j.rec(v.ID); ok {
@@ -318,7 +318,7 @@ func (j *studioJobs) Get(id string) (videoapi.Video, bool) {
 	case !ok:
 		return videoapi.Video{}, false
 	case take != "":
-		t, ok := j.s.Take(take)
+		t, ok := j.s.Takes().Get(take)
 		if !ok {
 			return videoapi.Video{}, false
 		}
@@ -381,7 +381,7 @@ func (j *studioJobs) Content(id, variant string, index int) (string, string, err
 		}
 		take = v.TakeID
 	}
-	t, ok := j.s.Take(take)
+	t, ok := j.s.Takes().Get(take)
 	if !ok {
 		return "", "", videoapi.ErrNotFound
 	}

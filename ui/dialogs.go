@@ -138,7 +138,7 @@ func confirmDialog(win fyne.Window, title, msg, confirm string, yes func()) {
 func (w *Window) confirmDelete(t studio.Take) {
 	confirmDialog(w.win, "Move “"+t.Meta.Title+"” to the Trash?",
 		"Its folder — video, sound, thumbnail and take.json — goes to the Trash, where you can still recover it.",
-		"Move to Trash", func() { w.s.DeleteTake(t.ID) })
+		"Move to Trash", func() { w.s.Takes().Delete(t.ID) })
 }
 
 func (w *Window) reveal(path string) {
@@ -184,7 +184,7 @@ func (w *Window) exportMP4() {
 		w.s.Notify(studio.Warn, "“"+t.Meta.Title+"” has no MP4: this build has no MP4 writer yet. Export Frames… and Export Audio… still work.")
 		return
 	}
-	w.saveDialog("Export MP4", exportName(t, ".mp4"), []string{".mp4"}, func(p string) { w.s.ExportMP4(t.ID, p) })
+	w.saveDialog("Export MP4", exportName(t, ".mp4"), []string{".mp4"}, func(p string) { w.s.Takes().ExportMP4(t.ID, p) })
 }
 
 func (w *Window) exportAudio() {
@@ -192,7 +192,7 @@ func (w *Window) exportAudio() {
 	if !ok {
 		return
 	}
-	w.saveDialog("Export Audio", exportName(t, ".wav"), []string{".wav"}, func(p string) { w.s.ExportAudio(t.ID, p) })
+	w.saveDialog("Export Audio", exportName(t, ".wav"), []string{".wav"}, func(p string) { w.s.Takes().ExportAudio(t.ID, p) })
 }
 
 func (w *Window) exportFrames() {
@@ -204,7 +204,7 @@ func (w *Window) exportFrames() {
 		if err != nil || u == nil {
 			return
 		}
-		w.s.ExportFrames(t.ID, filepath.Join(u.Path(), t.ID+"-frames"))
+		w.s.Takes().ExportFrames(t.ID, filepath.Join(u.Path(), t.ID+"-frames"))
 	}, w.win)
 	w.showFileDialog(d, "Export frames into a new folder inside…", nil)
 }

@@ -95,8 +95,8 @@ func (w *Window) mainMenu() *fyne.MainMenu {
 		fyne.NewMenuItem("Loop", func() { w.viewer.player.Loop = !w.viewer.player.Loop; w.viewer.transport() }),
 		fyne.NewMenuItem("Play the Sequence", w.timeline.togglePlay),
 		fyne.NewMenuItemSeparator(),
-		fyne.NewMenuItem("Show the Live Preview", s.FollowJob),
-		fyne.NewMenuItem("Reload the Library", s.RefreshLibrary),
+		fyne.NewMenuItem("Show the Live Preview", s.Takes().FollowJob),
+		fyne.NewMenuItem("Reload the Library", s.Takes().Refresh),
 	)
 	window := fyne.NewMenu("Window",
 		fyne.NewMenuItem("H3 Studio", func() { w.win.RequestFocus() }),

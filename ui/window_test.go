@@ -270,7 +270,7 @@ func TestGenerateThroughTheWindow(t *testing.T) {
 	}
 	// Chain → from the library puts the last frame in the First slot.
 	h.w.library.sel = sn.Takes[0].ID
-	h.s.Chain(sn.Takes[0].ID)
+	h.s.Takes().Chain(sn.Takes[0].ID)
 	sn = h.settle(func(sn studio.Snapshot) bool { return sn.Draft.First.State == studio.MediaReady })
 	if !strings.HasSuffix(sn.Draft.First.Path, studio.LastFile) || h.w.compose.first.Empty() {
 		t.Errorf("chained first frame %+v", sn.Draft.First)

@@ -201,7 +201,7 @@ func TestTimelineReorderTrimScrub(t *testing.T) {
 	tl.Redo()
 	h.settleTimeline("redone", func(v studio.TimelineView) bool { return clipTitles(v) == b+","+a+","+c })
 	// choosing a take in the library returns the viewer to takes
-	h.s.ShowTake(sn.Takes[0].ID)
+	h.s.Takes().Show(sn.Takes[0].ID)
 	h.settle(func(sn studio.Snapshot) bool { return sn.Viewer.Clip != nil && h.w.viewer.seq == nil })
 }
 

@@ -82,9 +82,6 @@ func (s *Studio) Job(id JobID) (JobView, bool) {
 	return JobView{}, false
 }
 
-// Take returns a library take by its ID.
-func (s *Studio) Take(id string) (Take, bool) { return s.take(id) }
-
 // DraftForRequest describes an engine request as a draft: its prompt,
 // keyframes and references (their kinds from the request) and the
 // settings take.json records.

@@ -92,7 +92,7 @@ func TestLoRALibrary(t *testing.T) {
 	e.settle(func(sn studio.Snapshot) bool {
 		return len(sn.Draft.Settings.LoRAs) == 0 && sn.Draft.Settings.Turbo == 0
 	})
-	e.s.UseSettings(tk.ID)
+	e.s.Takes().UseSettings(tk.ID)
 	sn = e.settle(func(sn studio.Snapshot) bool { return len(sn.Draft.Settings.LoRAs) == 1 })
 	if l := sn.Draft.Settings.LoRAs[0]; l.Path != turbo || !l.On || l.Strength != 0.75 || sn.Draft.Settings.Turbo != 6 {
 		t.Errorf("restored %+v turbo %d", sn.Draft.Settings.LoRAs, sn.Draft.Settings.Turbo)
@@ -107,7 +107,7 @@ func TestLoRALibrary(t *testing.T) {
 	}
 	// A LoRA that has gone since the take comes back switched off, with a warning.
 	os.Remove(turbo)
-	e.s.UseSettings(tk.ID)
+	e.s.Takes().UseSettings(tk.ID)
 	sn = e.settle(func(sn studio.Snapshot) bool {
 		return len(sn.Draft.Settings.LoRAs) == 1 && !sn.Draft.Settings.LoRAs[0].On
 	})

@@ -220,7 +220,7 @@ func New(o Options) (*Studio, error) {
 			return nil, err
 		}
 		s.watch = w
-		if lw, err := newLibWatcher(o.WatchDelay, s.RefreshLibrary); err == nil {
+		if lw, err := newLibWatcher(o.WatchDelay, s.Takes().Refresh); err == nil {
 			s.libWatch = lw
 			lw.follow(o.Library.Dir)
 		}

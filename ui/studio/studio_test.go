@@ -379,7 +379,7 @@ func TestExports(t *testing.T) {
 
 	// Audio: the take's WAV, unchanged.
 	wav := filepath.Join(out, "fox.wav")
-	e.s.ExportAudio(take.ID, wav)
+	e.s.Takes().ExportAudio(take.ID, wav)
 	if n := lastNotice(); n.Level != studio.Info || !strings.Contains(n.Text, "Exported fox.wav") {
 		t.Errorf("audio export notice %+v", n)
 	}
@@ -393,7 +393,7 @@ func TestExports(t *testing.T) {
 	// (not even the empty one the save dialog creates).
 	mp4 := filepath.Join(out, "fox.mp4")
 	os.WriteFile(mp4, nil, 0o644)
-	e.s.ExportMP4(take.ID, mp4)
+	e.s.Takes().ExportMP4(take.ID, mp4)
 	if n := lastNotice(); n.Level != studio.Fail || !strings.Contains(n.Text, "has no MP4") {
 		t.Errorf("MP4 export notice %+v", n)
 	}
@@ -403,7 +403,7 @@ func TestExports(t *testing.T) {
 
 	// Frames: every frame as a PNG.
 	frames := filepath.Join(out, "frames")
-	e.s.ExportFrames(take.ID, frames)
+	e.s.Takes().ExportFrames(take.ID, frames)
 	if n := lastNotice(); n.Level != studio.Info || !strings.Contains(n.Text, "Exported 22 frames") {
 		t.Errorf("frames export notice %+v", n)
 	}
@@ -423,7 +423,7 @@ func TestExports(t *testing.T) {
 	mine := filepath.Join(out, "mine")
 	os.MkdirAll(mine, 0o755)
 	os.WriteFile(filepath.Join(mine, "frame-00001.png"), []byte("my drawing"), 0o644)
-	e.s.ExportFrames(take.ID, mine)
+	e.s.Takes().ExportFrames(take.ID, mine)
 	if n := lastNotice(); n.Level != studio.Fail || !strings.Contains(n.Text, "already holds 1 frame") {
 		t.Errorf("export over frames: notice %+v", n)
 	}
@@ -439,8 +439,8 @@ func TestExports(t *testing.T) {
 	restore := studio.SetCreateFile(func(string) (io.WriteCloser, error) { return &fullDisk{}, nil })
 	wav2 := filepath.Join(out, "fox2.wav")
 	os.WriteFile(wav2, nil, 0o644)
-	e.s.ExportAudio(take.ID, wav2)
-	e.s.ExportAudio(take.ID, wav)
+	e.s.Takes().ExportAudio(take.ID, wav2)
+	e.s.Takes().ExportAudio(take.ID, wav)
 	if n := lastNotice(); n.Level != studio.Fail || !strings.Contains(n.Text, "disk is full") {
 		t.Errorf("full-disk sound export notice %+v", n)
 	}
@@ -463,7 +463,7 @@ func TestExports(t *testing.T) {
 		}
 		return os.Create(p)
 	})
-	e.s.ExportFrames(take.ID, full)
+	e.s.Takes().ExportFrames(take.ID, full)
 	notice := lastNotice()
 	restore()
 	if notice.Level != studio.Fail || !strings.Contains(notice.Text, "disk is full") {
@@ -504,7 +504,7 @@ func TestChainRerunAndUndo(t *testing.T) {
 	e.s.AddReferences([]string{e.png("a.png", color.RGBA{200, 0, 0, 255})})
 	e.settle(func(sn studio.Snapshot) bool { return len(sn.Draft.References) == 1 })
 
-	e.s.Chain(take.ID)
+	e.s.Takes().Chain(take.ID)
 	sn = e.settle(func(sn studio.Snapshot) bool { return sn.Draft.First.State == studio.MediaReady })
 	if sn.Draft.First.Path != filepath.Join(take.Dir, studio.LastFile) || len(sn.Draft.References) != 0 || sn.Task != engine.TaskFL2VA || !sn.CanUndo {
 		t.Fatalf("chained draft %+v", sn.Draft)
@@ -518,8 +518,8 @@ func TestChainRerunAndUndo(t *testing.T) {
 	sn = e.s.Snapshot()
 
 	// Same seed again: identical frames; a new seed: different frames.
-	e.s.Rerun(take.ID, false)
-	e.s.Rerun(take.ID, true)
+	e.s.Takes().Rerun(take.ID, false)
+	e.s.Takes().Rerun(take.ID, true)
 	sn = e.settle(func(sn studio.Snapshot) bool { return len(sn.Takes) == 3 })
 	read := func(t0 studio.Take) []byte {
 		b, _ := os.ReadFile(filepath.Join(t0.Dir, studio.ViewerFile))

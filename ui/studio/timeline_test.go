@@ -52,7 +52,7 @@ func TestTimelineChainedTakes(t *testing.T) {
 	e.settle(func(sn studio.Snapshot) bool { return sn.CanGenerate })
 	e.s.Generate()
 	sn := e.settle(func(sn studio.Snapshot) bool { return len(sn.Takes) == 1 })
-	e.s.Chain(sn.Takes[0].ID)
+	e.s.Takes().Chain(sn.Takes[0].ID)
 	e.settle(func(sn studio.Snapshot) bool { return sn.Draft.First.State == studio.MediaReady && sn.CanGenerate })
 	e.s.Generate()
 	sn = e.settle(func(sn studio.Snapshot) bool { return len(sn.Takes) == 2 })

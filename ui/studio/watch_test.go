@@ -135,7 +135,7 @@ func TestVanishedTakesLeaveTheLibrary(t *testing.T) {
 		_, hasKept := find(sn, kept.ID)
 		return !has && hasKept
 	})
-	s.RefreshLibrary()
+	s.Takes().Refresh()
 	if !uitest.Holds(100*time.Millisecond, wake, func() bool { _, has := find(s.Snapshot(), gone.ID); return !has }) {
 		t.Error("a reload brought the moved take back")
 	}
@@ -144,7 +144,7 @@ func TestVanishedTakesLeaveTheLibrary(t *testing.T) {
 	if err := os.RemoveAll(kept.Dir); err != nil {
 		t.Fatal(err)
 	}
-	s.ExportMP4(kept.ID, filepath.Join(dir, "out.mp4"))
+	s.Takes().ExportMP4(kept.ID, filepath.Join(dir, "out.mp4"))
 	sn = wait("a true message", func(sn studio.Snapshot) bool {
 		for _, n := range sn.Notices {
 			if strings.Contains(n.Text, "no longer in the library") {
