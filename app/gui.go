@@ -96,7 +96,7 @@ func runGUI(args []string, stdout, stderr io.Writer) int {
 			s.Notify(studio.Warn, msg) // the choice is kept for the next start
 		}
 		s.UseDemo()
-		s.RenderSampleTake() // a real take behind the drawn placeholder, when the library is empty
+		s.Queue().RenderSampleTake() // a real take behind the drawn placeholder, when the library is empty
 		if !*selftest {
 			// No model chosen: the Models window offers what is on the disk
 			// (an `hf download` snapshot) or a download, while the demo works.

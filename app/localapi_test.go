@@ -50,7 +50,7 @@ func TestLocalAPIOverTheStudio(t *testing.T) {
 	// A take from the window is listed by the API once saved.
 	s.SetSettings(studio.DemoSettings()) // a small canvas: the fake draws every frame
 	s.SetPrompt("A take made in the window.")
-	if _, err := s.Generate(); err != nil {
+	if _, err := s.Queue().Generate(); err != nil {
 		t.Fatal(err)
 	}
 	c := &videoapi.Client{BaseURL: api.Address(), Token: api.Token()}

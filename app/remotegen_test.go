@@ -49,14 +49,14 @@ func TestRunOnServer(t *testing.T) {
 	}
 	defer api.SetEnabled(false)
 
-	g, err := newRemoteGenerator(here.PlanRequest, api.Address(), api.Token(), videoapi.DialectH3Studio, nil)
+	g, err := newRemoteGenerator(here.Queue().Plan, api.Address(), api.Token(), videoapi.DialectH3Studio, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	here.SetRemote(g)
+	here.Queue().SetRemote(g)
 	here.SetSettings(studio.DemoSettings())
 	here.SetPrompt("A take made on the server.")
-	if _, err := here.Generate(); err != nil {
+	if _, err := here.Queue().Generate(); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(90 * time.Second)

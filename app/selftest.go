@@ -64,7 +64,7 @@ func runSelftest(a fyne.App, s *studio.Studio, generate, running bool, stdout, s
 		}) {
 			return
 		}
-		if _, err := s.Generate(); err != nil {
+		if _, err := s.Queue().Generate(); err != nil {
 			fail("generate: %v", err)
 			return
 		}
@@ -85,7 +85,7 @@ func runSelftest(a fyne.App, s *studio.Studio, generate, running bool, stdout, s
 			fyne.DoAndWait(func() {})
 			fmt.Fprintln(stdout, "selftest: ready (denoising)")
 			io.Copy(io.Discard, os.Stdin)
-			s.CancelAll()
+			s.Queue().CancelAll()
 			fyne.Do(a.Quit)
 			return
 		}

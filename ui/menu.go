@@ -101,7 +101,7 @@ func (w *Window) mainMenu() *fyne.MainMenu {
 	window := fyne.NewMenu("Window",
 		fyne.NewMenuItem("H3 Studio", func() { w.win.RequestFocus() }),
 		fyne.NewMenuItem("Models…", w.ShowModels),
-		fyne.NewMenuItem("Cancel All Takes", s.CancelAll),
+		fyne.NewMenuItem("Cancel All Takes", s.Queue().CancelAll),
 	)
 	help := fyne.NewMenu("Help",
 		fyne.NewMenuItem("About", w.showAbout),
@@ -153,7 +153,7 @@ func (w *Window) addShortcuts() {
 	c.AddShortcut(shortcut(fyne.KeyO, cmd), func(fyne.Shortcut) { w.chooseModel() })
 	c.AddShortcut(shortcut(fyne.KeyPeriod, cmd), func(fyne.Shortcut) {
 		if r := w.snap.Running; r != nil {
-			w.s.Cancel(r.ID)
+			w.s.Queue().Cancel(r.ID)
 		}
 	})
 }

@@ -122,7 +122,7 @@ func TestLibraryActions(t *testing.T) {
 	h.s.SetSettings(studio.DemoSettings())
 	h.s.SetPrompt("A red fox walks through fresh snow.")
 	h.settle(func(sn studio.Snapshot) bool { return sn.CanGenerate })
-	if _, err := h.s.Generate(); err != nil {
+	if _, err := h.s.Queue().Generate(); err != nil {
 		t.Fatal(err)
 	}
 	sn := h.settle(func(sn studio.Snapshot) bool { return len(sn.Takes) == 1 && sn.Viewer.TakeID == sn.Takes[0].ID })
@@ -279,7 +279,7 @@ func TestQuietDetails(t *testing.T) {
 	if !strings.Contains(c.qualityNote.Text, "customised under Advanced") || !strings.Contains(c.qualityNote.Text, est) || !strings.Contains(c.genNote.Text, est) {
 		t.Errorf("quality note %q and Generate's note %q disagree on %q", c.qualityNote.Text, c.genNote.Text, est)
 	}
-	if _, err := h.s.Generate(); err != nil {
+	if _, err := h.s.Queue().Generate(); err != nil {
 		t.Fatal(err)
 	}
 	h.settle(func(sn studio.Snapshot) bool { return len(sn.Takes) == 1 })

@@ -290,7 +290,7 @@ func TestCloseWhileGeneratingAsksAndCancels(t *testing.T) {
 	h.s.SetSettings(studio.DemoSettings())
 	h.s.SetPrompt("A fox.")
 	h.settle(func(sn studio.Snapshot) bool { return sn.CanGenerate })
-	if _, err := h.s.Generate(); err != nil {
+	if _, err := h.s.Queue().Generate(); err != nil {
 		t.Fatal(err)
 	}
 	for i := 0; i < 7; i++ {

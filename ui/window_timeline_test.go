@@ -27,7 +27,7 @@ func timelineHarness(t *testing.T) *harness {
 	for i := 0; i < 3; i++ {
 		h.s.SetPrompt(fmt.Sprintf("Take %d: waves on a beach at dusk.", i+1))
 		h.settle(func(sn studio.Snapshot) bool { return sn.CanGenerate })
-		if _, err := h.s.Generate(); err != nil {
+		if _, err := h.s.Queue().Generate(); err != nil {
 			t.Fatal(err)
 		}
 		n := i + 1

@@ -153,7 +153,7 @@ func FuzzSplitMJPEG(f *testing.F) {
 func TestTakeRecordBothWays(t *testing.T) {
 	e := newEnv(t, fakeengine.Options{}, false)
 	e.tiny()
-	if _, err := e.s.Generate(); err != nil {
+	if _, err := e.s.Queue().Generate(); err != nil {
 		t.Fatal(err)
 	}
 	sn := e.settle(func(sn studio.Snapshot) bool { return len(sn.Takes) == 1 })

@@ -81,7 +81,7 @@ func TestLoRALibrary(t *testing.T) {
 	}
 	e.s.SetLoRAOn(turbo, true)
 
-	e.s.Generate()
+	e.s.Queue().Generate()
 	sn = e.settle(func(sn studio.Snapshot) bool { return len(sn.Takes) == 1 })
 	tk := sn.Takes[0]
 	if ls := tk.Meta.Settings.LoRAs; len(ls) != 1 || ls[0].Path != turbo || ls[0].Strength != 0.75 || tk.Meta.Settings.Turbo != 6 {

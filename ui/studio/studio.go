@@ -113,7 +113,7 @@ type Studio struct {
 	gen      Generator
 	modelSeq int
 
-	// remote, when set, runs new takes on a server (SetRemote).
+	// remote, when set, runs new takes on a server (Queue.SetRemote).
 	remote Generator
 
 	plan      *engine.Plan
@@ -508,33 +508,4 @@ func (s *Studio) Close() {
 		s.libWatch.close()
 	}
 	s.notify()
-}
-
-// Generating reports whether a take the user asked for is running or
-// queued. The first start's sample take does not count: quitting just
-// cancels it.
-func (s *Studio) Generating() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, j := range s.jobs {
-		if (j.state == JobQueued || j.state == JobRunning) && !j.sample {
-			return true
-		}
-	}
-	return false
-}
-
-// Busy reports whether a job is running or queued.
-func (s *Studio) Busy() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.running != nil {
-		return true
-	}
-	for _, j := range s.jobs {
-		if j.state == JobQueued {
-			return true
-		}
-	}
-	return false
 }

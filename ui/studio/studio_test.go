@@ -156,7 +156,7 @@ func TestGenerateSavesTake(t *testing.T) {
 	if sn.Plan.Request.Frames != 22 || sn.Estimates[engine.PresetPreview] == 0 {
 		t.Errorf("plan %+v, estimates %v", sn.Plan, sn.Estimates)
 	}
-	id, err := e.s.Generate()
+	id, err := e.s.Queue().Generate()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,12 +216,12 @@ func TestQueueRunsOneAtATime(t *testing.T) {
 	hold := make(chan struct{})
 	e := newEnv(t, fakeengine.Options{Hold: hold}, true)
 	e.tiny()
-	a, err := e.s.Generate()
+	a, err := e.s.Queue().Generate()
 	if err != nil {
 		t.Fatal(err)
 	}
 	e.s.SetSeed(7)
-	b, err := e.s.Generate()
+	b, err := e.s.Queue().Generate()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,7 +267,7 @@ func TestCancelRunningLeavesNothing(t *testing.T) {
 	hold := make(chan struct{})
 	e := newEnv(t, fakeengine.Options{Hold: hold}, true)
 	e.tiny()
-	id, _ := e.s.Generate()
+	id, _ := e.s.Queue().Generate()
 	// Let it reach denoising.
 	for i := 0; i < 8; i++ {
 		hold <- struct{}{}
@@ -278,7 +278,7 @@ func TestCancelRunningLeavesNothing(t *testing.T) {
 	if sn.Running.ETA <= 0 || sn.Running.Elapsed <= 0 {
 		t.Errorf("running view %+v", sn.Running)
 	}
-	e.s.Cancel(id)
+	e.s.Queue().Cancel(id)
 	sn = e.settle(func(sn studio.Snapshot) bool { return sn.Jobs[0].State == studio.JobCancelled && sn.Running == nil })
 	takes, staging := takeDirs(t, e.lib)
 	if len(takes) != 0 || len(staging) != 0 {
@@ -293,11 +293,11 @@ func TestCancelQueued(t *testing.T) {
 	hold := make(chan struct{})
 	e := newEnv(t, fakeengine.Options{Hold: hold}, true)
 	e.tiny()
-	a, _ := e.s.Generate()
-	b, _ := e.s.Generate()
-	e.s.Cancel(b)
-	e.s.Cancel(a)
-	sn := e.settle(func(sn studio.Snapshot) bool { return sn.Running == nil && !e.s.Busy() })
+	a, _ := e.s.Queue().Generate()
+	b, _ := e.s.Queue().Generate()
+	e.s.Queue().Cancel(b)
+	e.s.Queue().Cancel(a)
+	sn := e.settle(func(sn studio.Snapshot) bool { return sn.Running == nil && !e.s.Queue().Busy() })
 	for _, j := range sn.Jobs {
 		if j.State != studio.JobCancelled {
 			t.Errorf("job %d is %s", j.ID, j.State)
@@ -322,13 +322,13 @@ func (f *fullDisk) Close() error { return nil }
 func TestDiskFullKeepsLibrary(t *testing.T) {
 	e := newEnv(t, fakeengine.Options{}, false)
 	e.tiny()
-	e.s.Generate()
+	e.s.Queue().Generate()
 	e.settle(func(sn studio.Snapshot) bool { return len(sn.Jobs) == 1 && sn.Jobs[0].State == studio.JobDone })
 	before, _ := takeDirs(t, e.lib)
 	restore := studio.SetCreateFile(func(string) (io.WriteCloser, error) { return &fullDisk{}, nil })
 	defer restore()
 	e.s.SetSeed(9)
-	e.s.Generate()
+	e.s.Queue().Generate()
 	sn := e.settle(func(sn studio.Snapshot) bool { return sn.Jobs[0].State == studio.JobFailed })
 	if !strings.HasPrefix(sn.Jobs[0].Message, "The disk is full, so the take could not be saved. Nothing in the library was changed") {
 		t.Errorf("message %q", sn.Jobs[0].Message)
@@ -354,7 +354,7 @@ func TestDiskFullKeepsLibrary(t *testing.T) {
 func TestExports(t *testing.T) {
 	e := newEnv(t, fakeengine.Options{}, false)
 	e.tiny()
-	e.s.Generate()
+	e.s.Queue().Generate()
 	sn := e.settle(func(sn studio.Snapshot) bool { return len(sn.Takes) == 1 })
 	take := sn.Takes[0]
 	out := t.TempDir()
@@ -485,7 +485,7 @@ func TestExports(t *testing.T) {
 func TestEngineFailure(t *testing.T) {
 	e := newEnv(t, fakeengine.Options{FailAt: engine.PhaseVideoDecode}, false)
 	e.tiny()
-	e.s.Generate()
+	e.s.Queue().Generate()
 	sn := e.settle(func(sn studio.Snapshot) bool { return sn.Jobs[0].State == studio.JobFailed })
 	if !strings.Contains(sn.Jobs[0].Message, "simulated failure") {
 		t.Errorf("message %q", sn.Jobs[0].Message)
@@ -498,7 +498,7 @@ func TestEngineFailure(t *testing.T) {
 func TestChainRerunAndUndo(t *testing.T) {
 	e := newEnv(t, fakeengine.Options{}, false)
 	e.tiny()
-	e.s.Generate()
+	e.s.Queue().Generate()
 	sn := e.settle(func(sn studio.Snapshot) bool { return len(sn.Takes) == 1 })
 	take := sn.Takes[0]
 	e.s.AddReferences([]string{e.png("a.png", color.RGBA{200, 0, 0, 255})})
@@ -666,7 +666,7 @@ func TestPlanErrorShown(t *testing.T) {
 	if sn.CanGenerate || !strings.Contains(sn.Why, "rule X") {
 		t.Errorf("CanGenerate %v, why %q, problems %+v", sn.CanGenerate, sn.Why, sn.Problems)
 	}
-	if _, err := s.Generate(); !errors.Is(err, studio.ErrNotReady) {
+	if _, err := s.Queue().Generate(); !errors.Is(err, studio.ErrNotReady) {
 		t.Errorf("Generate: %v", err)
 	}
 }

@@ -101,8 +101,8 @@ func TestVanishedTakesLeaveTheLibrary(t *testing.T) {
 	wait("model", func(sn studio.Snapshot) bool { return sn.Model.Ready && sn.LibraryLoaded })
 	s.SetSettings(studio.DemoSettings())
 	s.SetPrompt("A red fox walks through fresh snow.")
-	s.Generate()
-	s.Generate()
+	s.Queue().Generate()
+	s.Queue().Generate()
 	done := func(sn studio.Snapshot) (ids []string) {
 		for _, j := range sn.Jobs {
 			if j.TakeID != "" {
