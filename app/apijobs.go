@@ -51,7 +51,7 @@ func newStudioJobs(s *studio.Studio) *studioJobs {
 // apiModel is the model name videos report.
 const apiModel = "MiniMaxAI/MiniMax-H3"
 
-func (j *studioJobs) ModelName() string { return j.s.ModelName() }
+func (j *studioJobs) ModelName() string { return j.s.Model().Name() }
 
 func (j *studioJobs) Plan(r engine.Request) (engine.Plan, error) {
 	p, err := j.s.Queue().Plan(r)

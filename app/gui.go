@@ -88,14 +88,14 @@ func runGUI(args []string, stdout, stderr io.Writer) int {
 	firstStart := prefs.path == "" || !prefs.existed
 	switch {
 	case *modelDir != "":
-		s.SetModel(*modelDir)
+		s.Model().Use(*modelDir)
 	case prefs.ModelDir != "" && exists(prefs.ModelDir):
-		s.SetModel(prefs.ModelDir)
+		s.Model().Use(prefs.ModelDir)
 	default:
 		if msg := missingModelNotice(prefs.ModelDir); msg != "" {
 			s.Notify(studio.Warn, msg) // the choice is kept for the next start
 		}
-		s.UseDemo()
+		s.Model().UseDemo()
 		s.Queue().RenderSampleTake() // a real take behind the drawn placeholder, when the library is empty
 		if !*selftest {
 			// No model chosen: the Models window offers what is on the disk

@@ -30,7 +30,7 @@ func TestLocalAPIOverTheStudio(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	s.UseDemo()
+	s.Model().UseDemo()
 	if err := waitForModel(s, 20*time.Second); err != nil {
 		t.Fatal(err)
 	}

@@ -35,7 +35,7 @@ func TestRunOnServer(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(s.Close)
-		s.UseDemo()
+		s.Model().UseDemo()
 		if err := waitForModel(s, 20*time.Second); err != nil {
 			t.Fatal(err)
 		}

@@ -69,7 +69,7 @@ func (w *Window) chooseModel() {
 			return
 		}
 		w.reportFor = u.Path()
-		w.s.SetModel(u.Path())
+		w.s.Model().Use(u.Path())
 	}, w.win)
 	w.showFileDialog(d, "Choose the MiniMax-H3 folder (the one holding FL2VA/ and Ref2VA/)", nil)
 }
@@ -117,7 +117,7 @@ func (w *Window) showModelReport() {
 	scroll := container.NewScroll(text)
 	scroll.SetMinSize(fyne.NewSize(640, 320))
 	other := widget.NewButton("Choose Another Folder…", w.chooseModel)
-	demo := widget.NewButton("Use the Demo Checkpoint", w.s.UseDemo)
+	demo := widget.NewButton("Use the Demo Checkpoint", w.s.Model().UseDemo)
 	content := container.NewBorder(container.NewVBox(head, subtle(m.Info.Dir)), container.NewHBox(other, demo), nil, nil, scroll)
 	d := dialog.NewCustom("Model folder", "Close", content, w.win)
 	d.Resize(w.dialogSize())
@@ -245,7 +245,7 @@ func (w *Window) showSettings() {
 	})
 	model := widget.NewLabel(sn.Model.Info.Name + "\n" + sn.Model.Info.Dir)
 	model.Wrapping = fyne.TextWrapWord
-	modelBtns := container.NewHBox(widget.NewButton("Choose…", w.chooseModel), widget.NewButton("Use Demo", w.s.UseDemo), widget.NewButton("Report…", w.showModelReport))
+	modelBtns := container.NewHBox(widget.NewButton("Choose…", w.chooseModel), widget.NewButton("Use Demo", w.s.Model().UseDemo), widget.NewButton("Report…", w.showModelReport))
 	keep := widget.NewCheck("Keep the prompt's label and alignment lines in step with the slots", w.s.SetKeepLabels)
 	keep.SetChecked(sn.Draft.KeepLabels)
 	sound := "Sound plays through the system output when you press play."

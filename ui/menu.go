@@ -56,7 +56,7 @@ func (w *Window) mainMenu() *fyne.MainMenu {
 		fyne.NewMenuItem("Generate Seeds…", w.showSeeds),
 		fyne.NewMenuItemSeparator(),
 		&fyne.MenuItem{Label: "Open Model Folder…", Action: w.chooseModel, Shortcut: shortcut(fyne.KeyO, cmd)},
-		fyne.NewMenuItem("Use the Demo Checkpoint", s.UseDemo),
+		fyne.NewMenuItem("Use the Demo Checkpoint", s.Model().UseDemo),
 		fyne.NewMenuItem("Model Report…", w.showModelReport),
 		fyne.NewMenuItemSeparator(),
 		&fyne.MenuItem{Label: "Export MP4…", Action: w.exportMP4, Shortcut: shortcut(fyne.KeyE, cmd)},

@@ -179,7 +179,7 @@ func TestUnusableModelFolder(t *testing.T) {
 	h.s.SetPrompt("A fox.")
 	dir := filepath.Join(h.dir, "not-there")
 	h.w.reportFor = dir // as the folder dialog does
-	h.s.SetModel(dir)
+	h.s.Model().Use(dir)
 	sn := h.settle(func(sn studio.Snapshot) bool { return !sn.Model.Loading && sn.Model.Info.Dir == dir })
 	if sn.CanGenerate || !h.w.compose.generate.Disabled() || !strings.Contains(h.w.compose.genNote.Text, "No usable model") {
 		t.Errorf("generate %v, note %q", h.w.compose.generate.Disabled(), h.w.compose.genNote.Text)

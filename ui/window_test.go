@@ -61,7 +61,7 @@ func newHarness(t *testing.T, o fakeengine.Options, async bool) *harness {
 	h.w = New(win, h.s, Options{Do: h.ui.Go, Immediate: true, Version: "test", Quit: func() { h.quit = true }, Reveal: reveal})
 	model := filepath.Join(h.dir, "model")
 	os.Mkdir(model, 0o755)
-	h.s.SetModel(model)
+	h.s.Model().Use(model)
 	h.settle(func(sn studio.Snapshot) bool { return sn.Model.Ready && sn.LibraryLoaded && sn.Viewer.Clip != nil })
 	return h
 }

@@ -15,19 +15,6 @@ import (
 // is ready.
 var ErrNoModel = errors.New("studio: no model is loaded")
 
-// ModelName is the ready model's name ("" while none is ready).
-func (s *Studio) ModelName() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.model.Ready || s.gen == nil {
-		return ""
-	}
-	if s.model.Info.Name != "" {
-		return s.model.Info.Name
-	}
-	return "MiniMax-H3"
-}
-
 // Plan validates r with the loaded model's planner (no job).
 func (q Queue) Plan(r engine.Request) (engine.Plan, error) {
 	q.s.mu.Lock()

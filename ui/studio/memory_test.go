@@ -23,7 +23,7 @@ func memoryStudio(t *testing.T, budget int64) (*studio.Studio, *uitest.Queue) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	s.SetModel(dir)
+	s.Model().Use(dir)
 	s.SetPrompt("A fox.")
 	x.Drain()
 	return s, x

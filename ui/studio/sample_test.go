@@ -64,7 +64,7 @@ func firstStart(t *testing.T, o fakeengine.Options, async bool, takes int) (*stu
 		if err != nil {
 			t.Fatal(err)
 		}
-		s.UseDemo()
+		s.Model().UseDemo()
 		s.SetPrompt("An earlier take.")
 		s.SetSettings(studio.DemoSettings())
 		waitState(t, "the awaited state", s, x, nil, func(sn studio.Snapshot) bool { return sn.CanGenerate })
@@ -81,7 +81,7 @@ func firstStart(t *testing.T, o fakeengine.Options, async bool, takes int) (*stu
 	t.Cleanup(s.Close)
 	wake := uitest.NewWake()
 	s.Subscribe(wake.Signal)
-	s.UseDemo()
+	s.Model().UseDemo()
 	s.Queue().RenderSampleTake()
 	return s, x, libDir, wake
 }

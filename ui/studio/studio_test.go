@@ -71,7 +71,7 @@ func startEnv(t *testing.T, o fakeengine.Options, edit func(*studio.Options)) *e
 	e.s.Subscribe(e.wake.Signal)
 	model := filepath.Join(dir, "model")
 	os.MkdirAll(model, 0o755)
-	e.s.SetModel(model)
+	e.s.Model().Use(model)
 	e.settle(func(sn studio.Snapshot) bool { return sn.Model.Ready && sn.LibraryLoaded })
 	return e
 }
@@ -659,7 +659,7 @@ func TestPlanErrorShown(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	s.SetModel(dir)
+	s.Model().Use(dir)
 	s.SetPrompt("x")
 	x.Drain()
 	sn := s.Snapshot()
@@ -680,7 +680,7 @@ func TestMemoryFitWarning(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	s.SetModel(dir)
+	s.Model().Use(dir)
 	s.SetPrompt("A fox.")
 	x.Drain()
 	sn := s.Snapshot()

@@ -62,7 +62,7 @@ func TestWatchInputsAndModel(t *testing.T) {
 	// file arrives (after a burst of writes).
 	model := filepath.Join(dir, "model")
 	os.MkdirAll(model, 0o755)
-	s.SetModel(model)
+	s.Model().Use(model)
 	wait("incomplete", func(sn studio.Snapshot) bool { return !sn.Model.Loading && sn.Model.Info.Problem != "" })
 	tr := filepath.Join(model, "FL2VA", "transformer")
 	os.MkdirAll(tr, 0o755)
@@ -97,7 +97,7 @@ func TestVanishedTakesLeaveTheLibrary(t *testing.T) {
 	wake, wait := subscribe(t, s)
 	model := filepath.Join(dir, "model")
 	os.MkdirAll(model, 0o755)
-	s.SetModel(model)
+	s.Model().Use(model)
 	wait("model", func(sn studio.Snapshot) bool { return sn.Model.Ready && sn.LibraryLoaded })
 	s.SetSettings(studio.DemoSettings())
 	s.SetPrompt("A red fox walks through fresh snow.")
