@@ -114,17 +114,17 @@ func runGUI(args []string, stdout, stderr io.Writer) int {
 	}
 	switch {
 	case prefs.Settings != nil && !firstStart:
-		s.SetSettings(*prefs.Settings)
+		s.Compose().SetSettings(*prefs.Settings)
 	default:
-		s.SetSettings(studio.DemoSettings())
+		s.Compose().SetSettings(studio.DemoSettings())
 	}
 	if prefs.Draft != nil && !firstStart {
-		s.RestoreDraft(*prefs.Draft) // the prompt and files left at the last quit
+		s.Compose().Restore(*prefs.Draft) // the prompt and files left at the last quit
 	}
 	if !prefs.existed {
 		prefs.save() // the next start is not a first start
 	}
-	s.ForgetHistory()
+	s.Compose().ForgetHistory()
 	// The draft is saved as it changes, not only at a clean quit.
 	saver := newDraftSaver(prefs, draftSaveDelay)
 	stopSaving := s.Subscribe(func() { saver.changed(s.Snapshot().Draft) })

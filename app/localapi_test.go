@@ -48,8 +48,8 @@ func TestLocalAPIOverTheStudio(t *testing.T) {
 	}
 
 	// A take from the window is listed by the API once saved.
-	s.SetSettings(studio.DemoSettings()) // a small canvas: the fake draws every frame
-	s.SetPrompt("A take made in the window.")
+	s.Compose().SetSettings(studio.DemoSettings()) // a small canvas: the fake draws every frame
+	s.Compose().SetPrompt("A take made in the window.")
 	if _, err := s.Queue().Generate(); err != nil {
 		t.Fatal(err)
 	}

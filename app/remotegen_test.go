@@ -54,8 +54,8 @@ func TestRunOnServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	here.Queue().SetRemote(g)
-	here.SetSettings(studio.DemoSettings())
-	here.SetPrompt("A take made on the server.")
+	here.Compose().SetSettings(studio.DemoSettings())
+	here.Compose().SetPrompt("A take made on the server.")
 	if _, err := here.Queue().Generate(); err != nil {
 		t.Fatal(err)
 	}

@@ -57,8 +57,8 @@ func runSelftest(a fyne.App, s *studio.Studio, generate, running bool, stdout, s
 		}) {
 			return
 		}
-		s.SetSettings(studio.DemoSettings())
-		s.SetPrompt("A red fox walks through fresh snow at dawn; soft wind in the pines.")
+		s.Compose().SetSettings(studio.DemoSettings())
+		s.Compose().SetPrompt("A red fox walks through fresh snow at dawn; soft wind in the pines.")
 		if !wait("a plan", 30*time.Second, func(sn studio.Snapshot) bool {
 			return sn.CanGenerate || (sn.Why != "" && sn.Plan == nil && !sn.Model.Ready)
 		}) {

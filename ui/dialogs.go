@@ -246,7 +246,7 @@ func (w *Window) showSettings() {
 	model := widget.NewLabel(sn.Model.Info.Name + "\n" + sn.Model.Info.Dir)
 	model.Wrapping = fyne.TextWrapWord
 	modelBtns := container.NewHBox(widget.NewButton("Choose…", w.chooseModel), widget.NewButton("Use Demo", w.s.Model().UseDemo), widget.NewButton("Report…", w.showModelReport))
-	keep := widget.NewCheck("Keep the prompt's label and alignment lines in step with the slots", w.s.SetKeepLabels)
+	keep := widget.NewCheck("Keep the prompt's label and alignment lines in step with the slots", w.s.Compose().SetKeepLabels)
 	keep.SetChecked(sn.Draft.KeepLabels)
 	sound := "Sound plays through the system output when you press play."
 	if w.opts.Sound != nil && w.opts.Sound.Notice() != "" {
@@ -409,8 +409,8 @@ func (w *Window) showBuilder() {
 		for name, e := range entries {
 			secs.Fields[name] = e.Text
 		}
-		w.s.SetPrompt(studio.Join(secs, t))
-		w.s.TidyPrompt()
+		w.s.Compose().SetPrompt(studio.Join(secs, t))
+		w.s.Compose().TidyPrompt()
 	}, w.win)
 	d.Resize(w.dialogSize())
 	d.Show()

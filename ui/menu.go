@@ -75,16 +75,16 @@ func (w *Window) mainMenu() *fyne.MainMenu {
 	edit := fyne.NewMenu("Edit",
 		&fyne.MenuItem{Label: "Undo", Action: w.undoEdit, Shortcut: &fyne.ShortcutUndo{}},
 		&fyne.MenuItem{Label: "Redo", Action: w.redoEdit, Shortcut: &fyne.ShortcutRedo{}},
-		&fyne.MenuItem{Label: "Undo Draft Change", Action: s.Undo},
-		&fyne.MenuItem{Label: "Redo Draft Change", Action: s.Redo},
+		&fyne.MenuItem{Label: "Undo Draft Change", Action: s.Compose().Undo},
+		&fyne.MenuItem{Label: "Redo Draft Change", Action: s.Compose().Redo},
 		fyne.NewMenuItemSeparator(),
 		&fyne.MenuItem{Label: "Cut", Action: func() { w.editShortcut(&fyne.ShortcutCut{Clipboard: fyne.CurrentApp().Clipboard()}) }, Shortcut: &fyne.ShortcutCut{}},
 		&fyne.MenuItem{Label: "Copy", Action: func() { w.editShortcut(&fyne.ShortcutCopy{Clipboard: fyne.CurrentApp().Clipboard()}) }, Shortcut: &fyne.ShortcutCopy{}},
 		&fyne.MenuItem{Label: "Paste", Action: func() { w.editShortcut(&fyne.ShortcutPaste{Clipboard: fyne.CurrentApp().Clipboard()}) }, Shortcut: &fyne.ShortcutPaste{}},
 		&fyne.MenuItem{Label: "Select All", Action: func() { w.editShortcut(&fyne.ShortcutSelectAll{}) }, Shortcut: &fyne.ShortcutSelectAll{}},
 		fyne.NewMenuItemSeparator(),
-		fyne.NewMenuItem("New Seed", func() { s.RollSeed() }),
-		fyne.NewMenuItem("Clear References", s.ClearReferences),
+		fyne.NewMenuItem("New Seed", func() { s.Compose().RollSeed() }),
+		fyne.NewMenuItem("Clear References", s.Compose().ClearReferences),
 		fyne.NewMenuItemSeparator(),
 		&fyne.MenuItem{Label: "Settings…", Action: w.showSettings, Shortcut: shortcut(fyne.KeyComma, cmd)},
 	)
@@ -140,8 +140,8 @@ func (w *Window) editShortcut(sc fyne.Shortcut) {
 
 func (w *Window) addShortcuts() {
 	c := w.win.Canvas()
-	c.AddShortcut(&fyne.ShortcutUndo{}, func(fyne.Shortcut) { w.s.Undo() })
-	c.AddShortcut(&fyne.ShortcutRedo{}, func(fyne.Shortcut) { w.s.Redo() })
+	c.AddShortcut(&fyne.ShortcutUndo{}, func(fyne.Shortcut) { w.s.Compose().Undo() })
+	c.AddShortcut(&fyne.ShortcutRedo{}, func(fyne.Shortcut) { w.s.Compose().Redo() })
 	c.AddShortcut(shortcut(fyne.KeyReturn, cmd), func(fyne.Shortcut) { w.compose.doGenerate() })
 	c.AddShortcut(shortcut(fyne.KeyEnter, cmd), func(fyne.Shortcut) { w.compose.doGenerate() })
 	c.AddShortcut(shortcut(fyne.KeyE, cmd), func(fyne.Shortcut) { w.exportMP4() })

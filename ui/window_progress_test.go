@@ -16,8 +16,8 @@ func heldTake(t *testing.T) (h *harness, hold chan struct{}, steps int) {
 	t.Helper()
 	hold = make(chan struct{})
 	h = newHarness(t, fakeengine.Options{Hold: hold}, true)
-	h.s.SetSettings(studio.DemoSettings())
-	h.s.SetPrompt("A red fox walks through fresh snow.")
+	h.s.Compose().SetSettings(studio.DemoSettings())
+	h.s.Compose().SetPrompt("A red fox walks through fresh snow.")
 	sn := h.settle(func(sn studio.Snapshot) bool { return sn.CanGenerate && sn.Plan != nil })
 	return h, hold, sn.Plan.Forwards
 }

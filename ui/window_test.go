@@ -183,7 +183,7 @@ func TestDropRealFiles(t *testing.T) {
 	if !h.w.compose.generate.Disabled() {
 		t.Error("Generate enabled despite the rule")
 	}
-	h.s.ClearFrame(studio.FirstSlot)
+	h.s.Compose().ClearFrame(studio.FirstSlot)
 	// Bad input: a folder, an unsupported file and a broken picture.
 	h.w.HandleDrop(fyne.NewPos(700, 300), uris(folder, notes, broken))
 	sn = h.settle(func(sn studio.Snapshot) bool {
@@ -207,7 +207,7 @@ func TestDropRealFiles(t *testing.T) {
 	for i := 0; i < 10; i++ {
 		many = append(many, pic)
 	}
-	h.s.AddReferences(many)
+	h.s.Compose().AddReferences(many)
 	h.settle(func(sn studio.Snapshot) bool { return len(sn.Draft.References) == 14 })
 	if !labelsContain(h.w.compose.refMsgs, "At most 9 picture references") || !labelsContain(h.w.compose.refMsgs, "At most 12 reference files in all, got 14") {
 		t.Error("too many references not reported")
@@ -249,7 +249,7 @@ func labelsContain(c *fyne.Container, s string) bool {
 
 func TestGenerateThroughTheWindow(t *testing.T) {
 	h := newHarness(t, fakeengine.Options{}, false)
-	h.s.SetSettings(studio.DemoSettings())
+	h.s.Compose().SetSettings(studio.DemoSettings())
 	test.Type(h.w.compose.prompt, "A red fox walks through fresh snow.")
 	h.settle(func(sn studio.Snapshot) bool { return sn.CanGenerate && sn.Plan != nil })
 	if h.w.compose.generate.Disabled() || !strings.Contains(h.w.compose.genNote.Text, "256×256") {
@@ -287,8 +287,8 @@ func TestGenerateThroughTheWindow(t *testing.T) {
 func TestCloseWhileGeneratingAsksAndCancels(t *testing.T) {
 	hold := make(chan struct{})
 	h := newHarness(t, fakeengine.Options{Hold: hold}, true)
-	h.s.SetSettings(studio.DemoSettings())
-	h.s.SetPrompt("A fox.")
+	h.s.Compose().SetSettings(studio.DemoSettings())
+	h.s.Compose().SetPrompt("A fox.")
 	h.settle(func(sn studio.Snapshot) bool { return sn.CanGenerate })
 	if _, err := h.s.Queue().Generate(); err != nil {
 		t.Fatal(err)

@@ -65,8 +65,8 @@ func firstStart(t *testing.T, o fakeengine.Options, async bool, takes int) (*stu
 			t.Fatal(err)
 		}
 		s.Model().UseDemo()
-		s.SetPrompt("An earlier take.")
-		s.SetSettings(studio.DemoSettings())
+		s.Compose().SetPrompt("An earlier take.")
+		s.Compose().SetSettings(studio.DemoSettings())
 		waitState(t, "the awaited state", s, x, nil, func(sn studio.Snapshot) bool { return sn.CanGenerate })
 		if _, err := s.Queue().Generate(); err != nil {
 			t.Fatal(err)

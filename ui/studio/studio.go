@@ -6,6 +6,13 @@
 // library of takes on disk, the viewer's clip, and fsnotify watching of
 // the model folder and the input files.
 //
+// What the UI does goes through a few nouns, small handles on the one
+// Studio that share its state and its lock: Compose (the draft), Queue
+// (the jobs), Model (the model generating them), Takes (the library's
+// takes and the viewer), and the Timeline (NewTimeline). The Studio itself
+// keeps what they share: Subscribe, Snapshot, the notices, the library
+// folder and Close.
+//
 // It talks to the engine only through Generator (Plan and Generate) and
 // Engine (inspecting and opening model folders); app/ supplies the real
 // ones, tests and the -fake-engine developer flag a fake.

@@ -125,8 +125,8 @@ func (e *env) wav(name string, secs float64) string {
 
 func (e *env) tiny() {
 	st := studio.DemoSettings()
-	e.s.SetSettings(st)
-	e.s.SetPrompt("A red fox walks through fresh snow.")
+	e.s.Compose().SetSettings(st)
+	e.s.Compose().SetPrompt("A red fox walks through fresh snow.")
 }
 
 func takeDirs(t *testing.T, lib string) (takes, staging []string) {
@@ -220,7 +220,7 @@ func TestQueueRunsOneAtATime(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.s.SetSeed(7)
+	e.s.Compose().SetSeed(7)
 	b, err := e.s.Queue().Generate()
 	if err != nil {
 		t.Fatal(err)
@@ -327,7 +327,7 @@ func TestDiskFullKeepsLibrary(t *testing.T) {
 	before, _ := takeDirs(t, e.lib)
 	restore := studio.SetCreateFile(func(string) (io.WriteCloser, error) { return &fullDisk{}, nil })
 	defer restore()
-	e.s.SetSeed(9)
+	e.s.Compose().SetSeed(9)
 	e.s.Queue().Generate()
 	sn := e.settle(func(sn studio.Snapshot) bool { return sn.Jobs[0].State == studio.JobFailed })
 	if !strings.HasPrefix(sn.Jobs[0].Message, "The disk is full, so the take could not be saved. Nothing in the library was changed") {
@@ -501,7 +501,7 @@ func TestChainRerunAndUndo(t *testing.T) {
 	e.s.Queue().Generate()
 	sn := e.settle(func(sn studio.Snapshot) bool { return len(sn.Takes) == 1 })
 	take := sn.Takes[0]
-	e.s.AddReferences([]string{e.png("a.png", color.RGBA{200, 0, 0, 255})})
+	e.s.Compose().AddReferences([]string{e.png("a.png", color.RGBA{200, 0, 0, 255})})
 	e.settle(func(sn studio.Snapshot) bool { return len(sn.Draft.References) == 1 })
 
 	e.s.Takes().Chain(take.ID)
@@ -511,10 +511,10 @@ func TestChainRerunAndUndo(t *testing.T) {
 	}
 	// The keyframe alignment line follows the new first frame once the
 	// prompt is in the base format.
-	e.s.ApplyTemplate("base")
+	e.s.Compose().ApplyTemplate("base")
 	sn = e.settle(func(sn studio.Snapshot) bool { return strings.HasPrefix(sn.Draft.Prompt, "For the target video") })
-	e.s.Undo()
-	e.s.Undo()
+	e.s.Compose().Undo()
+	e.s.Compose().Undo()
 	sn = e.s.Snapshot()
 
 	// Same seed again: identical frames; a new seed: different frames.
@@ -549,8 +549,8 @@ func TestReferencesRelabelPrompt(t *testing.T) {
 	a := e.png("a.png", color.RGBA{255, 0, 0, 255})
 	b := e.png("b.png", color.RGBA{0, 255, 0, 255})
 	s := e.wav("voice.wav", 3)
-	e.s.ApplyTemplate("ref2va")
-	e.s.AddReferences([]string{a, b, s})
+	e.s.Compose().ApplyTemplate("ref2va")
+	e.s.Compose().AddReferences([]string{a, b, s})
 	sn := e.settle(func(sn studio.Snapshot) bool {
 		return len(sn.Draft.References) == 3 && sn.Draft.References[2].Media.State == studio.MediaReady
 	})
@@ -565,15 +565,15 @@ func TestReferencesRelabelPrompt(t *testing.T) {
 	}
 	// Describe picture 1, then move it after picture 2.
 	p := strings.Replace(sn.Draft.Prompt, "<Picture 1> is", "<Picture 1> is the red card.", 1)
-	e.s.SetPrompt(p)
-	e.s.MoveReference(sn.Draft.References[0].ID, 1)
+	e.s.Compose().SetPrompt(p)
+	e.s.Compose().MoveReference(sn.Draft.References[0].ID, 1)
 	sn = e.settle(func(sn studio.Snapshot) bool { return sn.Draft.References[0].Media.Path == b })
 	if !strings.Contains(sn.Draft.Prompt, "<Picture 1> is \n<Picture 2> is the red card.") {
 		t.Errorf("reorder did not renumber:\n%s", sn.Draft.Prompt)
 	}
 	// Removing the red card drops its bare lines and renumbers; the
 	// description the user wrote stays, its label marked.
-	e.s.RemoveReference(sn.Draft.References[1].ID)
+	e.s.Compose().RemoveReference(sn.Draft.References[1].ID)
 	sn = e.settle(func(sn studio.Snapshot) bool { return len(sn.Draft.References) == 2 })
 	if !strings.Contains(sn.Draft.Prompt, "[removed: a.png] is the red card.") || strings.Contains(sn.Draft.Prompt, "<Picture 2>") ||
 		strings.Contains(sn.Draft.Prompt, "[removed: a.png]: fully_preserved") {
@@ -595,11 +595,11 @@ func TestDropBadInput(t *testing.T) {
 	fake := filepath.Join(e.in, "photo.jpg")
 	wavBytes, _ := os.ReadFile(e.wav("sound.wav", 0.1))
 	os.WriteFile(fake, wavBytes, 0o644) // a sound file named like a picture
-	refused := e.s.Drop([]string{folder, filepath.Join(e.in, "gone.png")}, studio.DropReferences)
+	refused := e.s.Compose().Drop([]string{folder, filepath.Join(e.in, "gone.png")}, studio.DropReferences)
 	if len(refused) != 2 || !strings.Contains(refused[0], "is a folder") || !strings.Contains(refused[1], "can't be opened") {
 		t.Errorf("refused %q", refused)
 	}
-	e.s.Drop([]string{txt, broken, fake}, studio.DropReferences)
+	e.s.Compose().Drop([]string{txt, broken, fake}, studio.DropReferences)
 	sn := e.settle(func(sn studio.Snapshot) bool {
 		for _, r := range sn.Draft.References {
 			if r.Media.State == studio.MediaProbing {
@@ -629,7 +629,7 @@ func TestDropBadInput(t *testing.T) {
 	}
 	// A picture onto a frame slot, with references present: the rule shows
 	// on both.
-	e.s.Drop([]string{e.png("f.png", color.RGBA{1, 2, 3, 255})}, studio.DropFirst)
+	e.s.Compose().Drop([]string{e.png("f.png", color.RGBA{1, 2, 3, 255})}, studio.DropFirst)
 	sn = e.settle(func(sn studio.Snapshot) bool { return sn.Draft.First.State == studio.MediaReady })
 	var onFirst bool
 	for _, p := range sn.Problems {
@@ -660,7 +660,7 @@ func TestPlanErrorShown(t *testing.T) {
 	}
 	defer s.Close()
 	s.Model().Use(dir)
-	s.SetPrompt("x")
+	s.Compose().SetPrompt("x")
 	x.Drain()
 	sn := s.Snapshot()
 	if sn.CanGenerate || !strings.Contains(sn.Why, "rule X") {
@@ -681,7 +681,7 @@ func TestMemoryFitWarning(t *testing.T) {
 	}
 	defer s.Close()
 	s.Model().Use(dir)
-	s.SetPrompt("A fox.")
+	s.Compose().SetPrompt("A fox.")
 	x.Drain()
 	sn := s.Snapshot()
 	var warn *studio.Problem
@@ -704,13 +704,13 @@ func TestRestoreDraft(t *testing.T) {
 	a := e.png("a.png", color.RGBA{255, 0, 0, 255})
 	b := e.png("b.png", color.RGBA{0, 255, 0, 255})
 	voice := e.wav("voice.wav", 3)
-	e.s.ApplyTemplate("ref2va")
-	e.s.AddReferences([]string{a, voice, b})
+	e.s.Compose().ApplyTemplate("ref2va")
+	e.s.Compose().AddReferences([]string{a, voice, b})
 	sn := e.settle(func(sn studio.Snapshot) bool {
 		return len(sn.Draft.References) == 3 && sn.Draft.References[2].Media.State == studio.MediaReady
 	})
-	e.s.SetPrompt(strings.Replace(sn.Draft.Prompt, "<Picture 2> is", "<Picture 2> is the green card.", 1))
-	e.s.SetKeepLabels(false)
+	e.s.Compose().SetPrompt(strings.Replace(sn.Draft.Prompt, "<Picture 2> is", "<Picture 2> is the green card.", 1))
+	e.s.Compose().SetKeepLabels(false)
 	sn = e.settle(func(sn studio.Snapshot) bool { return !sn.Draft.KeepLabels })
 	saved := sn.Draft.Saved()
 	blob, err := json.Marshal(saved)
@@ -724,7 +724,7 @@ func TestRestoreDraft(t *testing.T) {
 	if err := json.Unmarshal(blob, &back); err != nil {
 		t.Fatal(err)
 	}
-	f.s.RestoreDraft(back)
+	f.s.Compose().Restore(back)
 	got := f.settle(func(sn studio.Snapshot) bool {
 		return len(sn.Draft.References) == 3 && sn.Draft.References[1].Media.State == studio.MediaReady &&
 			sn.Draft.References[2].Media.State != studio.MediaProbing
@@ -770,7 +770,7 @@ func TestProbesAreBounded(t *testing.T) {
 	}
 	wake := uitest.NewWake()
 	s.Subscribe(wake.Signal)
-	s.AddReferences(paths)
+	s.Compose().AddReferences(paths)
 	ready := func() int {
 		n := 0
 		for _, r := range s.Snapshot().Draft.References {
@@ -800,7 +800,7 @@ func TestInfoNoticesFade(t *testing.T) {
 	defer s.Close()
 	s.Notify(studio.Info, "Exported fox.wav.")
 	s.Notify(studio.Warn, "No sound output.")
-	s.ApplyExample(0) // an Info notice with Undo
+	s.Compose().ApplyExample(0) // an Info notice with Undo
 	if n := len(s.Snapshot().Notices); n != 3 {
 		t.Fatalf("%d notices", n)
 	}

@@ -433,5 +433,5 @@ func (tk Takes) UseAsReference(id string) {
 		p = filepath.Join(t.Dir, LastFile)
 		tk.s.Notify(Info, "This build writes no MP4, so the take's last frame was added as a picture reference.")
 	}
-	tk.s.AddReferences([]string{p})
+	tk.s.Compose().AddReferences([]string{p})
 }

@@ -171,7 +171,7 @@ func TestTimelineChainedTakes(t *testing.T) {
 func TestGenerateSeeds(t *testing.T) {
 	e := newEnv(t, fakeengine.Options{}, false)
 	e.tiny()
-	e.s.SetSeed(100)
+	e.s.Compose().SetSeed(100)
 	e.settle(func(sn studio.Snapshot) bool { return sn.CanGenerate })
 	if _, err := e.s.Queue().GenerateSeeds(1); err == nil {
 		t.Error("1 seed accepted")

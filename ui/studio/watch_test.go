@@ -39,7 +39,7 @@ func TestWatchInputsAndModel(t *testing.T) {
 
 	// An input file edited on disk is read again; deleted, it is marked.
 	p := e.png("face.png", color.RGBA{10, 20, 30, 255})
-	s.AddReferences([]string{p})
+	s.Compose().AddReferences([]string{p})
 	sn := wait("read", func(sn studio.Snapshot) bool {
 		return len(sn.Draft.References) == 1 && sn.Draft.References[0].Media.State == studio.MediaReady
 	})
@@ -99,8 +99,8 @@ func TestVanishedTakesLeaveTheLibrary(t *testing.T) {
 	os.MkdirAll(model, 0o755)
 	s.Model().Use(model)
 	wait("model", func(sn studio.Snapshot) bool { return sn.Model.Ready && sn.LibraryLoaded })
-	s.SetSettings(studio.DemoSettings())
-	s.SetPrompt("A red fox walks through fresh snow.")
+	s.Compose().SetSettings(studio.DemoSettings())
+	s.Compose().SetPrompt("A red fox walks through fresh snow.")
 	s.Queue().Generate()
 	s.Queue().Generate()
 	done := func(sn studio.Snapshot) (ids []string) {
