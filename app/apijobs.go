@@ -51,10 +51,10 @@ func newStudioJobs(s *studio.Studio) *studioJobs {
 // apiModel is the model name videos report.
 const apiModel = "MiniMaxAI/MiniMax-H3"
 
-func (j *studioJobs) ModelName() string { return j.s.ModelName() }
+func (j *studioJobs) ModelName() string { return j.s.Model().Name() }
 
 func (j *studioJobs) Plan(r engine.Request) (engine.Plan, error) {
-	p, err := j.s.PlanRequest(r)
+	p, err := j.s.Queue().Plan(r)
 	if errors.Is(err, studio.ErrNoModel) {
 		return p, videoapi.ErrNoModel
 	}
@@ -83,10 +83,10 @@ func (j *studioJobs) Submit(sub videoapi.Submission) (videoapi.Video, error) {
 			r.Seed, r.SeedSet = plan.Request.Seed+uint64(i), true
 			p.Request.Seed = r.Seed
 		}
-		id, err := j.s.SubmitRequest(r, &p, left.Done)
+		id, err := j.s.Queue().Submit(r, &p, left.Done)
 		if err != nil {
 			for _, q := range ids {
-				j.s.Cancel(q)
+				j.s.Queue().Cancel(q)
 			}
 			for k := i; k < n; k++ {
 				left.Done()
@@ -153,7 +153,7 @@ func (j *studioJobs) jobVideo(v studio.JobView) videoapi.Video {
 	states := map[string]int{}
 	progress := 0
 	for _, id := range r.outputs {
-		jv, ok := j.s.Job(id)
+		jv, ok := j.s.Queue().Job(id)
 		if !ok {
 			states[videoapi.StatusFailed]++
 			continue
@@ -203,7 +203,7 @@ func (j *studioJobs) oneJobVideo(v studio.JobView) videoapi.Video {
 		out.Progress = progressOf(v)
 	case studio.JobDone:
 		out.Status, out.Progress = videoapi.StatusCompleted, 100
-		if t, ok := j.s.Take(v.TakeID); ok {
+		if t, ok := j.s.Takes().Get(v.TakeID); ok {
 			fillFromTake(&out, t)
 			out.Model = apiModel
 			if r, ok := j.rec(v.ID); ok {
@@ -318,7 +318,7 @@ func (j *studioJobs) Get(id string) (videoapi.Video, bool) {
 	case !ok:
 		return videoapi.Video{}, false
 	case take != "":
-		t, ok := j.s.Take(take)
+		t, ok := j.s.Takes().Get(take)
 		if !ok {
 			return videoapi.Video{}, false
 		}
@@ -327,7 +327,7 @@ func (j *studioJobs) Get(id string) (videoapi.Video, bool) {
 	if r, _ := j.rec(job); r.member {
 		return videoapi.Video{}, false
 	}
-	v, ok := j.s.Job(job)
+	v, ok := j.s.Queue().Job(job)
 	if !ok {
 		return videoapi.Video{}, false
 	}
@@ -346,8 +346,8 @@ func (j *studioJobs) Cancel(id string) (videoapi.Video, bool) {
 			ids = []studio.JobID{job}
 		}
 		for i := len(ids) - 1; i >= 0; i-- { // the queued ones first, so none starts
-			if v, ok := j.s.Job(ids[i]); ok && (v.State == studio.JobQueued || v.State == studio.JobRunning) {
-				j.s.Cancel(ids[i])
+			if v, ok := j.s.Queue().Job(ids[i]); ok && (v.State == studio.JobQueued || v.State == studio.JobRunning) {
+				j.s.Queue().Cancel(ids[i])
 			}
 		}
 	}
@@ -369,7 +369,7 @@ func (j *studioJobs) Content(id, variant string, index int) (string, string, err
 		case len(r.outputs) > 0:
 			job = r.outputs[index]
 		}
-		v, ok := j.s.Job(job)
+		v, ok := j.s.Queue().Job(job)
 		if !ok {
 			return "", "", videoapi.ErrNotFound
 		}
@@ -381,7 +381,7 @@ func (j *studioJobs) Content(id, variant string, index int) (string, string, err
 		}
 		take = v.TakeID
 	}
-	t, ok := j.s.Take(take)
+	t, ok := j.s.Takes().Get(take)
 	if !ok {
 		return "", "", videoapi.ErrNotFound
 	}

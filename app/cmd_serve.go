@@ -136,7 +136,7 @@ func serve(ctx context.Context, o serveOptions, ready func(net.Addr), stderr io.
 		return 1
 	}
 	defer s.Close()
-	s.SetModel(modelDir)
+	s.Model().Use(modelDir)
 	if err := waitForModel(s, 2*time.Minute); err != nil {
 		fmt.Fprintf(stderr, "h3studio serve: %v\n", err)
 		return 1
@@ -177,7 +177,7 @@ func serve(ctx context.Context, o serveOptions, ready func(net.Addr), stderr io.
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	srv.Shutdown(sctx)
-	s.CancelAll()
+	s.Queue().CancelAll()
 	fmt.Fprintln(stderr, "h3studio serve: stopped")
 	return 0
 }

@@ -88,15 +88,15 @@ func runGUI(args []string, stdout, stderr io.Writer) int {
 	firstStart := prefs.path == "" || !prefs.existed
 	switch {
 	case *modelDir != "":
-		s.SetModel(*modelDir)
+		s.Model().Use(*modelDir)
 	case prefs.ModelDir != "" && exists(prefs.ModelDir):
-		s.SetModel(prefs.ModelDir)
+		s.Model().Use(prefs.ModelDir)
 	default:
 		if msg := missingModelNotice(prefs.ModelDir); msg != "" {
 			s.Notify(studio.Warn, msg) // the choice is kept for the next start
 		}
-		s.UseDemo()
-		s.RenderSampleTake() // a real take behind the drawn placeholder, when the library is empty
+		s.Model().UseDemo()
+		s.Queue().RenderSampleTake() // a real take behind the drawn placeholder, when the library is empty
 		if !*selftest {
 			// No model chosen: the Models window offers what is on the disk
 			// (an `hf download` snapshot) or a download, while the demo works.
@@ -114,17 +114,17 @@ func runGUI(args []string, stdout, stderr io.Writer) int {
 	}
 	switch {
 	case prefs.Settings != nil && !firstStart:
-		s.SetSettings(*prefs.Settings)
+		s.Compose().SetSettings(*prefs.Settings)
 	default:
-		s.SetSettings(studio.DemoSettings())
+		s.Compose().SetSettings(studio.DemoSettings())
 	}
 	if prefs.Draft != nil && !firstStart {
-		s.RestoreDraft(*prefs.Draft) // the prompt and files left at the last quit
+		s.Compose().Restore(*prefs.Draft) // the prompt and files left at the last quit
 	}
 	if !prefs.existed {
 		prefs.save() // the next start is not a first start
 	}
-	s.ForgetHistory()
+	s.Compose().ForgetHistory()
 	// The draft is saved as it changes, not only at a clean quit.
 	saver := newDraftSaver(prefs, draftSaveDelay)
 	stopSaving := s.Subscribe(func() { saver.changed(s.Snapshot().Draft) })

@@ -30,7 +30,7 @@ func TestLocalAPIOverTheStudio(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	s.UseDemo()
+	s.Model().UseDemo()
 	if err := waitForModel(s, 20*time.Second); err != nil {
 		t.Fatal(err)
 	}
@@ -48,9 +48,9 @@ func TestLocalAPIOverTheStudio(t *testing.T) {
 	}
 
 	// A take from the window is listed by the API once saved.
-	s.SetSettings(studio.DemoSettings()) // a small canvas: the fake draws every frame
-	s.SetPrompt("A take made in the window.")
-	if _, err := s.Generate(); err != nil {
+	s.Compose().SetSettings(studio.DemoSettings()) // a small canvas: the fake draws every frame
+	s.Compose().SetPrompt("A take made in the window.")
+	if _, err := s.Queue().Generate(); err != nil {
 		t.Fatal(err)
 	}
 	c := &videoapi.Client{BaseURL: api.Address(), Token: api.Token()}

@@ -34,7 +34,7 @@ func newModels(a fyne.App, s *studio.Studio, prefs *prefs) *studio.Models {
 		},
 		Trash: moveToTrash,
 		UseModel: func(dir string) {
-			s.SetModel(dir)
+			s.Model().Use(dir)
 			prefs.SetModelDir(dir)
 		},
 	})

@@ -35,7 +35,7 @@ func TestRunOnServer(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(s.Close)
-		s.UseDemo()
+		s.Model().UseDemo()
 		if err := waitForModel(s, 20*time.Second); err != nil {
 			t.Fatal(err)
 		}
@@ -49,14 +49,14 @@ func TestRunOnServer(t *testing.T) {
 	}
 	defer api.SetEnabled(false)
 
-	g, err := newRemoteGenerator(here.PlanRequest, api.Address(), api.Token(), videoapi.DialectH3Studio, nil)
+	g, err := newRemoteGenerator(here.Queue().Plan, api.Address(), api.Token(), videoapi.DialectH3Studio, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	here.SetRemote(g)
-	here.SetSettings(studio.DemoSettings())
-	here.SetPrompt("A take made on the server.")
-	if _, err := here.Generate(); err != nil {
+	here.Queue().SetRemote(g)
+	here.Compose().SetSettings(studio.DemoSettings())
+	here.Compose().SetPrompt("A take made on the server.")
+	if _, err := here.Queue().Generate(); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(90 * time.Second)

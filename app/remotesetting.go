@@ -43,7 +43,7 @@ func (r remoteSetting) Apply(url, token, kind, shared string, on bool) error {
 			return err
 		}
 	} else {
-		r.s.SetRemote(nil)
+		r.s.Queue().SetRemote(nil)
 	}
 	r.prefs.mu.Lock()
 	r.prefs.ServerURL, r.prefs.ServerKind, r.prefs.ServerMap, r.prefs.ServerOn = url, kind, shared, on
@@ -70,10 +70,10 @@ func (r remoteSetting) connect(url, kind, shared string) error {
 		}
 		maps = append(maps, m)
 	}
-	g, err := newRemoteGenerator(r.s.PlanRequest, url, token, dialect, maps)
+	g, err := newRemoteGenerator(r.s.Queue().Plan, url, token, dialect, maps)
 	if err != nil {
 		return err
 	}
-	r.s.SetRemote(g)
+	r.s.Queue().SetRemote(g)
 	return nil
 }

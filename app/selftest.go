@@ -57,14 +57,14 @@ func runSelftest(a fyne.App, s *studio.Studio, generate, running bool, stdout, s
 		}) {
 			return
 		}
-		s.SetSettings(studio.DemoSettings())
-		s.SetPrompt("A red fox walks through fresh snow at dawn; soft wind in the pines.")
+		s.Compose().SetSettings(studio.DemoSettings())
+		s.Compose().SetPrompt("A red fox walks through fresh snow at dawn; soft wind in the pines.")
 		if !wait("a plan", 30*time.Second, func(sn studio.Snapshot) bool {
 			return sn.CanGenerate || (sn.Why != "" && sn.Plan == nil && !sn.Model.Ready)
 		}) {
 			return
 		}
-		if _, err := s.Generate(); err != nil {
+		if _, err := s.Queue().Generate(); err != nil {
 			fail("generate: %v", err)
 			return
 		}
@@ -85,7 +85,7 @@ func runSelftest(a fyne.App, s *studio.Studio, generate, running bool, stdout, s
 			fyne.DoAndWait(func() {})
 			fmt.Fprintln(stdout, "selftest: ready (denoising)")
 			io.Copy(io.Discard, os.Stdin)
-			s.CancelAll()
+			s.Queue().CancelAll()
 			fyne.Do(a.Quit)
 			return
 		}

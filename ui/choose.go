@@ -61,7 +61,7 @@ func (w *Window) showSeeds() {
 
 // GenerateSeeds queues n takes (one per seed) and opens their grid.
 func (w *Window) GenerateSeeds(n int) *seedGrid {
-	ids, err := w.s.GenerateSeeds(n)
+	ids, err := w.s.Queue().GenerateSeeds(n)
 	if err != nil {
 		w.s.Notify(studio.Warn, "Can't generate: "+err.Error())
 		return nil

@@ -136,7 +136,7 @@ func (c *compose) apply(sn studio.Snapshot) {
 }
 
 func (c *compose) doGenerate() {
-	if _, err := c.w.s.Generate(); err != nil {
+	if _, err := c.w.s.Queue().Generate(); err != nil {
 		c.w.s.Notify(studio.Warn, strings.TrimPrefix(err.Error(), "studio: not ready: "))
 	}
 }

@@ -26,15 +26,15 @@ func (c *compose) newFrames() *widget.Button {
 	s := c.w.s
 	c.first = widgets.NewSlot("First frame", "Drop a picture")
 	c.first.OnTap = func() {
-		c.w.chooseFile("Choose the first frame", pictureExts, func(p string) { s.SetFrame(studio.FirstSlot, p) })
+		c.w.chooseFile("Choose the first frame", pictureExts, func(p string) { s.Compose().SetFrame(studio.FirstSlot, p) })
 	}
-	c.first.OnClear = func() { s.ClearFrame(studio.FirstSlot) }
+	c.first.OnClear = func() { s.Compose().ClearFrame(studio.FirstSlot) }
 	c.last = widgets.NewSlot("Last frame", "Drop a picture")
 	c.last.OnTap = func() {
-		c.w.chooseFile("Choose the last frame", pictureExts, func(p string) { s.SetFrame(studio.LastSlot, p) })
+		c.w.chooseFile("Choose the last frame", pictureExts, func(p string) { s.Compose().SetFrame(studio.LastSlot, p) })
 	}
-	c.last.OnClear = func() { s.ClearFrame(studio.LastSlot) }
-	swap := widget.NewButton("Swap", s.SwapFrames)
+	c.last.OnClear = func() { s.Compose().ClearFrame(studio.LastSlot) }
+	swap := widget.NewButton("Swap", s.Compose().SwapFrames)
 	swap.Importance = widget.LowImportance
 	c.frameMsgs = container.NewVBox()
 	return swap
@@ -84,7 +84,7 @@ func (c *compose) newReferences() *widget.Button {
 	c.refCount = subtle("")
 	c.refCount.Wrapping = fyne.TextWrapOff
 	add := widget.NewButtonWithIcon("Add…", theme.ContentAddIcon(), func() {
-		c.w.chooseFile("Add a reference", mediaExts, func(p string) { s.AddReferences([]string{p}) })
+		c.w.chooseFile("Add a reference", mediaExts, func(p string) { s.Compose().AddReferences([]string{p}) })
 	})
 	add.Importance = widget.LowImportance
 	return add
@@ -130,7 +130,7 @@ func (c *compose) newRefRow(id int) *refRow {
 	r.handle = widgets.NewHandle()
 	r.handle.OnDragEnd = func(dy float32) {
 		if to := c.dropIndex(r, dy); to != r.index {
-			s.MoveReference(r.id, to)
+			s.Compose().MoveReference(r.id, to)
 		}
 	}
 	r.thumb = widgets.NewThumb(40)
@@ -143,7 +143,7 @@ func (c *compose) newRefRow(id int) *refRow {
 	r.sub.Truncation = fyne.TextTruncateEllipsis
 	r.more = widget.NewButtonWithIcon("", theme.MoreHorizontalIcon(), func() { c.refMenu(r) })
 	r.more.Importance = widget.LowImportance
-	r.remove = widget.NewButtonWithIcon("", theme.CancelIcon(), func() { s.RemoveReference(r.id) })
+	r.remove = widget.NewButtonWithIcon("", theme.CancelIcon(), func() { s.Compose().RemoveReference(r.id) })
 	r.remove.Importance = widget.LowImportance
 	text := container.NewVBox(r.title, r.sub)
 	left := container.NewHBox(r.handle, r.thumb, container.NewCenter(r.badge))
@@ -172,25 +172,25 @@ func (c *compose) refMenu(r *refRow) {
 	s := c.w.s
 	var items []*fyne.MenuItem
 	items = append(items, fyne.NewMenuItem("Replace…", func() {
-		c.w.chooseFile("Replace the reference", mediaExts, func(p string) { s.ReplaceReference(r.id, p) })
+		c.w.chooseFile("Replace the reference", mediaExts, func(p string) { s.Compose().ReplaceReference(r.id, p) })
 	}))
 	if r.ref.Media.Kind == media.KindVideo {
-		sound := fyne.NewMenuItem("Use Its Sound", func() { s.SetSilent(r.id, !r.ref.Silent) })
+		sound := fyne.NewMenuItem("Use Its Sound", func() { s.Compose().SetSilent(r.id, !r.ref.Silent) })
 		sound.Checked = !r.ref.Silent && r.ref.Sound.Empty()
 		items = append(items, sound)
 		if r.ref.Sound.Empty() {
 			items = append(items, fyne.NewMenuItem("Pair with a Sound File…", func() {
-				c.w.chooseFile("Choose the sound for "+r.ref.Media.Name(), soundExts, func(p string) { s.PairSound(r.id, p) })
+				c.w.chooseFile("Choose the sound for "+r.ref.Media.Name(), soundExts, func(p string) { s.Compose().PairSound(r.id, p) })
 			}))
 		} else {
-			items = append(items, fyne.NewMenuItem("Remove the Paired Sound", func() { s.PairSound(r.id, "") }))
+			items = append(items, fyne.NewMenuItem("Remove the Paired Sound", func() { s.Compose().PairSound(r.id, "") }))
 		}
 	}
 	items = append(items, fyne.NewMenuItemSeparator(),
-		fyne.NewMenuItem("Move Up", func() { s.MoveReference(r.id, r.index-1) }),
-		fyne.NewMenuItem("Move Down", func() { s.MoveReference(r.id, r.index+1) }),
+		fyne.NewMenuItem("Move Up", func() { s.Compose().MoveReference(r.id, r.index-1) }),
+		fyne.NewMenuItem("Move Down", func() { s.Compose().MoveReference(r.id, r.index+1) }),
 		fyne.NewMenuItemSeparator(),
-		fyne.NewMenuItem("Remove", func() { s.RemoveReference(r.id) }))
+		fyne.NewMenuItem("Remove", func() { s.Compose().RemoveReference(r.id) }))
 	showMenuAt(c.w.win, r.more, fyne.NewMenu("", items...))
 }
 

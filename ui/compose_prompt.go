@@ -16,12 +16,12 @@ import (
 // newPrompt makes the prompt entry and its builder menu button.
 func (c *compose) newPrompt() {
 	s := c.w.s
-	c.prompt = newPromptEntry(s.SetPrompt, s.Undo, s.Redo)
+	c.prompt = newPromptEntry(s.Compose().SetPrompt, s.Compose().Undo, s.Compose().Redo)
 	c.prompt.SetMinRowsVisible(6)
 	c.prompt.SetPlaceHolder("Describe the clip: who and what, where, what happens, the camera, the light, and the sound…")
 	c.prompt.OnChanged = func(t string) {
 		if !c.updating {
-			s.SetPrompt(t)
+			s.Compose().SetPrompt(t)
 		}
 	}
 	c.builder = widget.NewButtonWithIcon("Builder", theme.MenuDropDownIcon(), c.showBuilderMenu)
@@ -52,17 +52,17 @@ func (c *compose) showBuilderMenu() {
 	b := s.Builder()
 	var examples []*fyne.MenuItem
 	for i, e := range b.Examples {
-		examples = append(examples, fyne.NewMenuItem(e.Title, func() { s.ApplyExample(i) }))
+		examples = append(examples, fyne.NewMenuItem(e.Title, func() { s.Compose().ApplyExample(i) }))
 	}
 	ex := fyne.NewMenuItem("Examples", nil)
 	ex.ChildMenu = fyne.NewMenu("", examples...)
-	keep := fyne.NewMenuItem("Keep Label Lines in Step", func() { s.SetKeepLabels(!c.w.snap.Draft.KeepLabels) })
+	keep := fyne.NewMenuItem("Keep Label Lines in Step", func() { s.Compose().SetKeepLabels(!c.w.snap.Draft.KeepLabels) })
 	keep.Checked = c.w.snap.Draft.KeepLabels
 	menu := fyne.NewMenu("",
 		fyne.NewMenuItem("Edit Sections…", c.w.showBuilder),
 		fyne.NewMenuItemSeparator(),
-		fyne.NewMenuItem("Lay Out for Text or Frames", func() { s.ApplyTemplate("base") }),
-		fyne.NewMenuItem("Lay Out for References", func() { s.ApplyTemplate("ref2va") }),
+		fyne.NewMenuItem("Lay Out for Text or Frames", func() { s.Compose().ApplyTemplate("base") }),
+		fyne.NewMenuItem("Lay Out for References", func() { s.Compose().ApplyTemplate("ref2va") }),
 		fyne.NewMenuItemSeparator(),
 		ex,
 		fyne.NewMenuItemSeparator(),

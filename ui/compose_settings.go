@@ -33,7 +33,7 @@ var memoryModes = []memoryMode{
 // settings form.
 func (c *compose) newSettings() *widget.Form {
 	w, s := c.w, c.w.s
-	c.canvasSel = choiceSelect(c, studio.Canvases, func(cv studio.Canvas) string { return cv.Label }, func(cv studio.Canvas) { s.SetCanvas(cv.ID) })
+	c.canvasSel = choiceSelect(c, studio.Canvases, func(cv studio.Canvas) string { return cv.Label }, func(cv studio.Canvas) { s.Compose().SetCanvas(cv.ID) })
 	var lengths []string
 	for _, n := range studio.Lengths() {
 		lengths = append(lengths, studio.FormatLength(n))
@@ -48,7 +48,7 @@ func (c *compose) newSettings() *widget.Form {
 			return
 		}
 		if n, ok := parseLength(t); ok {
-			s.SetFrames(n)
+			s.Compose().SetFrames(n)
 			if t != studio.FormatLength(n) {
 				c.lengthSel.SetText(studio.FormatLength(n))
 			}
@@ -60,7 +60,7 @@ func (c *compose) newSettings() *widget.Form {
 			setLength(t)
 		}
 	}
-	c.qualitySel = choiceSelect(c, studio.Qualities, func(q studio.Quality) string { return q.Name }, func(q studio.Quality) { s.SetQuality(q.Preset) })
+	c.qualitySel = choiceSelect(c, studio.Qualities, func(q studio.Quality) string { return q.Name }, func(q studio.Quality) { s.Compose().SetQuality(q.Preset) })
 	c.qualityNote = subtle("")
 	c.seed = widget.NewEntry()
 	c.seed.OnChanged = func(t string) {
@@ -68,13 +68,13 @@ func (c *compose) newSettings() *widget.Form {
 			return
 		}
 		if v, err := strconv.ParseUint(strings.TrimSpace(t), 10, 64); err == nil {
-			s.SetSeed(v)
+			s.Compose().SetSeed(v)
 		}
 	}
-	c.dice = widget.NewButtonWithIcon("", diceIcon, func() { s.RollSeed() })
+	c.dice = widget.NewButtonWithIcon("", diceIcon, func() { s.Compose().RollSeed() })
 	c.dice.Importance = widget.LowImportance
-	c.memorySel = choiceSelect(c, memoryModes, func(m memoryMode) string { return m.label }, func(m memoryMode) { s.SetMemory(m.mode) })
-	c.memQualitySel = choiceSelect(c, studio.MemoryQualities, func(q studio.MemoryQuality) string { return q.Label }, func(q studio.MemoryQuality) { s.SetMemoryQuality(q.Floor) })
+	c.memorySel = choiceSelect(c, memoryModes, func(m memoryMode) string { return m.label }, func(m memoryMode) { s.Compose().SetMemory(m.mode) })
+	c.memQualitySel = choiceSelect(c, studio.MemoryQualities, func(q studio.MemoryQuality) string { return q.Label }, func(q studio.MemoryQuality) { s.Compose().SetMemoryQuality(q.Floor) })
 	c.memoryNote = subtle("")
 
 	// Advanced.
@@ -87,7 +87,7 @@ func (c *compose) newSettings() *widget.Form {
 		if !c.updating {
 			sp := w.snap.Draft.Settings.Speed
 			sp.TokenReduction = on
-			s.SetSpeed(sp)
+			s.Compose().SetSpeed(sp)
 		}
 	})
 	c.render = widget.NewSelect(nil, func(l string) {
@@ -99,17 +99,17 @@ func (c *compose) newSettings() *widget.Form {
 			rw, rh = 0, 0
 			sp := w.snap.Draft.Settings.Speed
 			sp.RenderScale = 1
-			s.SetSpeed(sp)
+			s.Compose().SetSpeed(sp)
 		}
-		s.SetRenderSize(rw, rh)
+		s.Compose().SetRenderSize(rw, rh)
 	})
 	c.previews = widget.NewCheck("Show a preview frame after every step", func(on bool) {
 		if !c.updating {
-			s.SetPreviewFrames(on)
+			s.Compose().SetPreviewFrames(on)
 		}
 	})
 	c.advNote = subtle("")
-	reset := widget.NewButton("Reset to preset", func() { s.SetQuality(w.snap.Draft.Settings.Quality) })
+	reset := widget.NewButton("Reset to preset", func() { s.Compose().SetQuality(w.snap.Draft.Settings.Quality) })
 	reset.Importance = widget.LowImportance
 	adv := widget.NewForm(
 		widget.NewFormItem("Steps", c.steps),
@@ -272,7 +272,7 @@ func (c *compose) speedSetter(set func(*studio.Speed, int)) func(string) {
 		if v, err := strconv.Atoi(strings.TrimSpace(l)); err == nil {
 			sp := c.w.snap.Draft.Settings.Speed
 			set(&sp, v)
-			c.w.s.SetSpeed(sp)
+			c.w.s.Compose().SetSpeed(sp)
 		}
 	}
 }

@@ -69,7 +69,7 @@ func (w *Window) chooseModel() {
 			return
 		}
 		w.reportFor = u.Path()
-		w.s.SetModel(u.Path())
+		w.s.Model().Use(u.Path())
 	}, w.win)
 	w.showFileDialog(d, "Choose the MiniMax-H3 folder (the one holding FL2VA/ and Ref2VA/)", nil)
 }
@@ -117,7 +117,7 @@ func (w *Window) showModelReport() {
 	scroll := container.NewScroll(text)
 	scroll.SetMinSize(fyne.NewSize(640, 320))
 	other := widget.NewButton("Choose Another Folder…", w.chooseModel)
-	demo := widget.NewButton("Use the Demo Checkpoint", w.s.UseDemo)
+	demo := widget.NewButton("Use the Demo Checkpoint", w.s.Model().UseDemo)
 	content := container.NewBorder(container.NewVBox(head, subtle(m.Info.Dir)), container.NewHBox(other, demo), nil, nil, scroll)
 	d := dialog.NewCustom("Model folder", "Close", content, w.win)
 	d.Resize(w.dialogSize())
@@ -138,7 +138,7 @@ func confirmDialog(win fyne.Window, title, msg, confirm string, yes func()) {
 func (w *Window) confirmDelete(t studio.Take) {
 	confirmDialog(w.win, "Move “"+t.Meta.Title+"” to the Trash?",
 		"Its folder — video, sound, thumbnail and take.json — goes to the Trash, where you can still recover it.",
-		"Move to Trash", func() { w.s.DeleteTake(t.ID) })
+		"Move to Trash", func() { w.s.Takes().Delete(t.ID) })
 }
 
 func (w *Window) reveal(path string) {
@@ -184,7 +184,7 @@ func (w *Window) exportMP4() {
 		w.s.Notify(studio.Warn, "“"+t.Meta.Title+"” has no MP4: this build has no MP4 writer yet. Export Frames… and Export Audio… still work.")
 		return
 	}
-	w.saveDialog("Export MP4", exportName(t, ".mp4"), []string{".mp4"}, func(p string) { w.s.ExportMP4(t.ID, p) })
+	w.saveDialog("Export MP4", exportName(t, ".mp4"), []string{".mp4"}, func(p string) { w.s.Takes().ExportMP4(t.ID, p) })
 }
 
 func (w *Window) exportAudio() {
@@ -192,7 +192,7 @@ func (w *Window) exportAudio() {
 	if !ok {
 		return
 	}
-	w.saveDialog("Export Audio", exportName(t, ".wav"), []string{".wav"}, func(p string) { w.s.ExportAudio(t.ID, p) })
+	w.saveDialog("Export Audio", exportName(t, ".wav"), []string{".wav"}, func(p string) { w.s.Takes().ExportAudio(t.ID, p) })
 }
 
 func (w *Window) exportFrames() {
@@ -204,7 +204,7 @@ func (w *Window) exportFrames() {
 		if err != nil || u == nil {
 			return
 		}
-		w.s.ExportFrames(t.ID, filepath.Join(u.Path(), t.ID+"-frames"))
+		w.s.Takes().ExportFrames(t.ID, filepath.Join(u.Path(), t.ID+"-frames"))
 	}, w.win)
 	w.showFileDialog(d, "Export frames into a new folder inside…", nil)
 }
@@ -245,8 +245,8 @@ func (w *Window) showSettings() {
 	})
 	model := widget.NewLabel(sn.Model.Info.Name + "\n" + sn.Model.Info.Dir)
 	model.Wrapping = fyne.TextWrapWord
-	modelBtns := container.NewHBox(widget.NewButton("Choose…", w.chooseModel), widget.NewButton("Use Demo", w.s.UseDemo), widget.NewButton("Report…", w.showModelReport))
-	keep := widget.NewCheck("Keep the prompt's label and alignment lines in step with the slots", w.s.SetKeepLabels)
+	modelBtns := container.NewHBox(widget.NewButton("Choose…", w.chooseModel), widget.NewButton("Use Demo", w.s.Model().UseDemo), widget.NewButton("Report…", w.showModelReport))
+	keep := widget.NewCheck("Keep the prompt's label and alignment lines in step with the slots", w.s.Compose().SetKeepLabels)
 	keep.SetChecked(sn.Draft.KeepLabels)
 	sound := "Sound plays through the system output when you press play."
 	if w.opts.Sound != nil && w.opts.Sound.Notice() != "" {
@@ -409,8 +409,8 @@ func (w *Window) showBuilder() {
 		for name, e := range entries {
 			secs.Fields[name] = e.Text
 		}
-		w.s.SetPrompt(studio.Join(secs, t))
-		w.s.TidyPrompt()
+		w.s.Compose().SetPrompt(studio.Join(secs, t))
+		w.s.Compose().TidyPrompt()
 	}, w.win)
 	d.Resize(w.dialogSize())
 	d.Show()

@@ -25,7 +25,7 @@ func TestDocShots(t *testing.T) {
 	face := h.file("portrait.png", pngBytes(color.RGBA{200, 120, 90, 255}))
 	beach := h.file("beach.png", pngBytes(color.RGBA{60, 150, 210, 255}))
 	voice := h.wav("voice.wav", 4)
-	h.s.ApplyTemplate("ref2va")
+	h.s.Compose().ApplyTemplate("ref2va")
 	h.w.HandleDrop(fyne.NewPos(700, 300), []fyne.URI{storage.NewFileURI(face), storage.NewFileURI(beach), storage.NewFileURI(voice)})
 	h.settle(func(sn studio.Snapshot) bool {
 		return len(sn.Draft.References) == 3 && sn.Draft.References[2].Media.State == studio.MediaReady
@@ -35,7 +35,7 @@ func TestDocShots(t *testing.T) {
 	p = replaceOnce(p, "<Picture 1> is", "<Picture 1> is the woman's portrait: her face, hair and red coat.")
 	p = replaceOnce(p, "<Picture 2> is", "<Picture 2> is the beach at low tide.")
 	p = replaceOnce(p, "<Audio 1> is", "<Audio 1> is her voice.")
-	h.s.SetPrompt(p)
+	h.s.Compose().SetPrompt(p)
 	h.settle(func(sn studio.Snapshot) bool { return sn.Draft.Prompt == p })
 	write := func(name string) {
 		// The test canvas lays out only on resize (the desktop driver

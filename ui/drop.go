@@ -28,14 +28,14 @@ func (w *Window) HandleDrop(pos fyne.Position, uris []fyne.URI) {
 	}
 	switch {
 	case w.hit(w.compose.first, pos):
-		w.s.Drop(paths, studio.DropFirst)
+		w.s.Compose().Drop(paths, studio.DropFirst)
 	case w.hit(w.compose.last, pos):
-		w.s.Drop(paths, studio.DropLast)
+		w.s.Compose().Drop(paths, studio.DropLast)
 	default:
 		if at, ok := w.compose.insertIndex(pos); ok {
-			w.s.DropReferencesAt(paths, at)
+			w.s.Compose().DropReferencesAt(paths, at)
 		} else {
-			w.s.Drop(paths, studio.DropReferences)
+			w.s.Compose().Drop(paths, studio.DropReferences)
 		}
 	}
 }

@@ -53,8 +53,8 @@ func newLibrary(w *Window) *library {
 		if id < len(l.items) && l.items[id].header == "" {
 			t := l.items[id].take
 			if t.ID != w.snap.Viewer.TakeID {
-				w.s.StopFollowing()
-				w.s.ShowTake(t.ID)
+				w.s.Takes().StopFollowing()
+				w.s.Takes().Show(t.ID)
 			}
 		}
 	}
@@ -66,7 +66,7 @@ func newLibrary(w *Window) *library {
 	l.dMeta = subtle("")
 	l.star = widget.NewButtonWithIcon("", starOutlineIcon, func() {
 		if t, ok := l.selected(); ok {
-			w.s.SetStarred(t.ID, !t.Meta.Starred)
+			w.s.Takes().SetStarred(t.ID, !t.Meta.Starred)
 		}
 	})
 	l.star.Importance = widget.LowImportance
@@ -80,11 +80,11 @@ func newLibrary(w *Window) *library {
 		return b
 	}
 	l.actions = container.NewGridWithColumns(2,
-		act("Re-run", theme.ViewRefreshIcon(), func(t studio.Take) { w.s.Rerun(t.ID, false) }),
-		act("New Seed", diceIcon, func(t studio.Take) { w.s.Rerun(t.ID, true) }),
-		act("Chain →", chainIcon, func(t studio.Take) { w.s.Chain(t.ID) }),
-		act("Reference", theme.ContentAddIcon(), func(t studio.Take) { w.s.UseAsReference(t.ID) }),
-		act("Settings", theme.DocumentIcon(), func(t studio.Take) { w.s.UseSettings(t.ID) }),
+		act("Re-run", theme.ViewRefreshIcon(), func(t studio.Take) { w.s.Takes().Rerun(t.ID, false) }),
+		act("New Seed", diceIcon, func(t studio.Take) { w.s.Takes().Rerun(t.ID, true) }),
+		act("Chain →", chainIcon, func(t studio.Take) { w.s.Takes().Chain(t.ID) }),
+		act("Reference", theme.ContentAddIcon(), func(t studio.Take) { w.s.Takes().UseAsReference(t.ID) }),
+		act("Settings", theme.DocumentIcon(), func(t studio.Take) { w.s.Takes().UseSettings(t.ID) }),
 		act("Show", theme.FolderOpenIcon(), func(t studio.Take) { w.reveal(t.Dir) }),
 		act("Export", theme.DownloadIcon(), func(t studio.Take) { w.exportMP4() }),
 		act("Trash", theme.DeleteIcon(), func(t studio.Take) { w.confirmDelete(t) }),

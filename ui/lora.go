@@ -45,14 +45,14 @@ func newLoRAPanel(w *Window) *loraPanel {
 		}
 		for _, n := range studio.TurboChoices {
 			if turboLabel(n) == l {
-				w.s.SetTurbo(n)
+				w.s.Compose().SetTurbo(n)
 			}
 		}
 	})
 	p.turboNote = subtle("")
 	p.hint = subtle("Drop a LoRA (.safetensors) here or anywhere in the window: style LoRAs and the distilled Turbo LoRAs for 4–8 passes.")
 	p.add = widget.NewButtonWithIcon("Add…", theme.ContentAddIcon(), func() {
-		w.chooseFile("Add a LoRA", []string{".safetensors"}, func(path string) { w.s.AddLoRAs([]string{path}) })
+		w.chooseFile("Add a LoRA", []string{".safetensors"}, func(path string) { w.s.Compose().AddLoRAs([]string{path}) })
 	})
 	p.add.Importance = widget.LowImportance
 	return p
@@ -63,7 +63,7 @@ func (p *loraPanel) row(l studio.LoRAChoice) fyne.CanvasObject {
 	s := p.w.s
 	on := widget.NewCheck(l.Name(), func(v bool) {
 		if !p.updating {
-			s.SetLoRAOn(l.Path, v)
+			s.Compose().SetLoRAOn(l.Path, v)
 		}
 	})
 	on.SetChecked(l.On)
@@ -74,10 +74,10 @@ func (p *loraPanel) row(l studio.LoRAChoice) fyne.CanvasObject {
 	slider.OnChanged = func(v float64) { value.SetText(fmt.Sprintf("%.2f", v)) }
 	slider.OnChangeEnded = func(v float64) {
 		if !p.updating {
-			s.SetLoRAStrength(l.Path, v)
+			s.Compose().SetLoRAStrength(l.Path, v)
 		}
 	}
-	remove := widget.NewButtonWithIcon("", theme.ContentRemoveIcon(), func() { s.RemoveLoRA(l.Path) })
+	remove := widget.NewButtonWithIcon("", theme.ContentRemoveIcon(), func() { s.Compose().RemoveLoRA(l.Path) })
 	remove.Importance = widget.LowImportance
 	detail := l.Summary
 	if l.Problem != "" {

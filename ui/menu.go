@@ -56,7 +56,7 @@ func (w *Window) mainMenu() *fyne.MainMenu {
 		fyne.NewMenuItem("Generate Seeds…", w.showSeeds),
 		fyne.NewMenuItemSeparator(),
 		&fyne.MenuItem{Label: "Open Model Folder…", Action: w.chooseModel, Shortcut: shortcut(fyne.KeyO, cmd)},
-		fyne.NewMenuItem("Use the Demo Checkpoint", s.UseDemo),
+		fyne.NewMenuItem("Use the Demo Checkpoint", s.Model().UseDemo),
 		fyne.NewMenuItem("Model Report…", w.showModelReport),
 		fyne.NewMenuItemSeparator(),
 		&fyne.MenuItem{Label: "Export MP4…", Action: w.exportMP4, Shortcut: shortcut(fyne.KeyE, cmd)},
@@ -75,16 +75,16 @@ func (w *Window) mainMenu() *fyne.MainMenu {
 	edit := fyne.NewMenu("Edit",
 		&fyne.MenuItem{Label: "Undo", Action: w.undoEdit, Shortcut: &fyne.ShortcutUndo{}},
 		&fyne.MenuItem{Label: "Redo", Action: w.redoEdit, Shortcut: &fyne.ShortcutRedo{}},
-		&fyne.MenuItem{Label: "Undo Draft Change", Action: s.Undo},
-		&fyne.MenuItem{Label: "Redo Draft Change", Action: s.Redo},
+		&fyne.MenuItem{Label: "Undo Draft Change", Action: s.Compose().Undo},
+		&fyne.MenuItem{Label: "Redo Draft Change", Action: s.Compose().Redo},
 		fyne.NewMenuItemSeparator(),
 		&fyne.MenuItem{Label: "Cut", Action: func() { w.editShortcut(&fyne.ShortcutCut{Clipboard: fyne.CurrentApp().Clipboard()}) }, Shortcut: &fyne.ShortcutCut{}},
 		&fyne.MenuItem{Label: "Copy", Action: func() { w.editShortcut(&fyne.ShortcutCopy{Clipboard: fyne.CurrentApp().Clipboard()}) }, Shortcut: &fyne.ShortcutCopy{}},
 		&fyne.MenuItem{Label: "Paste", Action: func() { w.editShortcut(&fyne.ShortcutPaste{Clipboard: fyne.CurrentApp().Clipboard()}) }, Shortcut: &fyne.ShortcutPaste{}},
 		&fyne.MenuItem{Label: "Select All", Action: func() { w.editShortcut(&fyne.ShortcutSelectAll{}) }, Shortcut: &fyne.ShortcutSelectAll{}},
 		fyne.NewMenuItemSeparator(),
-		fyne.NewMenuItem("New Seed", func() { s.RollSeed() }),
-		fyne.NewMenuItem("Clear References", s.ClearReferences),
+		fyne.NewMenuItem("New Seed", func() { s.Compose().RollSeed() }),
+		fyne.NewMenuItem("Clear References", s.Compose().ClearReferences),
 		fyne.NewMenuItemSeparator(),
 		&fyne.MenuItem{Label: "Settings…", Action: w.showSettings, Shortcut: shortcut(fyne.KeyComma, cmd)},
 	)
@@ -95,13 +95,13 @@ func (w *Window) mainMenu() *fyne.MainMenu {
 		fyne.NewMenuItem("Loop", func() { w.viewer.player.Loop = !w.viewer.player.Loop; w.viewer.transport() }),
 		fyne.NewMenuItem("Play the Sequence", w.timeline.togglePlay),
 		fyne.NewMenuItemSeparator(),
-		fyne.NewMenuItem("Show the Live Preview", s.FollowJob),
-		fyne.NewMenuItem("Reload the Library", s.RefreshLibrary),
+		fyne.NewMenuItem("Show the Live Preview", s.Takes().FollowJob),
+		fyne.NewMenuItem("Reload the Library", s.Takes().Refresh),
 	)
 	window := fyne.NewMenu("Window",
 		fyne.NewMenuItem("H3 Studio", func() { w.win.RequestFocus() }),
 		fyne.NewMenuItem("Models…", w.ShowModels),
-		fyne.NewMenuItem("Cancel All Takes", s.CancelAll),
+		fyne.NewMenuItem("Cancel All Takes", s.Queue().CancelAll),
 	)
 	help := fyne.NewMenu("Help",
 		fyne.NewMenuItem("About", w.showAbout),
@@ -140,8 +140,8 @@ func (w *Window) editShortcut(sc fyne.Shortcut) {
 
 func (w *Window) addShortcuts() {
 	c := w.win.Canvas()
-	c.AddShortcut(&fyne.ShortcutUndo{}, func(fyne.Shortcut) { w.s.Undo() })
-	c.AddShortcut(&fyne.ShortcutRedo{}, func(fyne.Shortcut) { w.s.Redo() })
+	c.AddShortcut(&fyne.ShortcutUndo{}, func(fyne.Shortcut) { w.s.Compose().Undo() })
+	c.AddShortcut(&fyne.ShortcutRedo{}, func(fyne.Shortcut) { w.s.Compose().Redo() })
 	c.AddShortcut(shortcut(fyne.KeyReturn, cmd), func(fyne.Shortcut) { w.compose.doGenerate() })
 	c.AddShortcut(shortcut(fyne.KeyEnter, cmd), func(fyne.Shortcut) { w.compose.doGenerate() })
 	c.AddShortcut(shortcut(fyne.KeyE, cmd), func(fyne.Shortcut) { w.exportMP4() })
@@ -153,7 +153,7 @@ func (w *Window) addShortcuts() {
 	c.AddShortcut(shortcut(fyne.KeyO, cmd), func(fyne.Shortcut) { w.chooseModel() })
 	c.AddShortcut(shortcut(fyne.KeyPeriod, cmd), func(fyne.Shortcut) {
 		if r := w.snap.Running; r != nil {
-			w.s.Cancel(r.ID)
+			w.s.Queue().Cancel(r.ID)
 		}
 	})
 }

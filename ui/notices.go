@@ -67,7 +67,7 @@ func (n *notices) row(x studio.Notice) fyne.CanvasObject {
 	closeB.Importance = widget.LowImportance
 	right := container.NewHBox()
 	if x.Action == "Undo" {
-		undo := widget.NewButton("Undo", n.w.s.Undo)
+		undo := widget.NewButton("Undo", n.w.s.Compose().Undo)
 		right.Add(undo)
 	}
 	right.Add(closeB)

@@ -48,11 +48,11 @@ func newProgress(w *Window) *progress {
 	p.title = widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	p.title.Truncation = fyne.TextTruncateEllipsis
 	p.sub = subtle("")
-	p.cancel = widget.NewButtonWithIcon("Cancel", theme.CancelIcon(), func() { w.s.Cancel(p.cur) })
+	p.cancel = widget.NewButtonWithIcon("Cancel", theme.CancelIcon(), func() { w.s.Queue().Cancel(p.cur) })
 	p.grid = container.New(&stackLayout{})
 	p.foot = subtle("")
 	p.queue = subtle("")
-	p.clearQ = widget.NewButton("Cancel All", w.s.CancelAll)
+	p.clearQ = widget.NewButton("Cancel All", w.s.Queue().CancelAll)
 	p.clearQ.Importance = widget.LowImportance
 	p.last = subtle("")
 	p.box = container.NewVBox(

@@ -16,7 +16,7 @@ type refSizeControl struct {
 
 func newRefSizeControl(c *compose) *refSizeControl {
 	r := &refSizeControl{cost: subtle("")}
-	r.sel = choiceSelect(c, studio.RefSizes, func(rs studio.RefSize) string { return rs.Name }, c.w.s.SetRefSize)
+	r.sel = choiceSelect(c, studio.RefSizes, func(rs studio.RefSize) string { return rs.Name }, c.w.s.Compose().SetRefSize)
 	r.cost.Wrapping = fyne.TextWrapWord
 	return r
 }

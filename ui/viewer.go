@@ -63,7 +63,7 @@ func newViewer(w *Window) *viewer {
 	v.soundL.Importance = widget.LowImportance
 	v.soundL.SizeName = theme.SizeNameCaptionText
 	v.soundIcon = widget.NewIcon(theme.VolumeUpIcon())
-	v.follow = widget.NewButton("Show the live preview", w.s.FollowJob)
+	v.follow = widget.NewButton("Show the live preview", w.s.Takes().FollowJob)
 	v.follow.Importance = widget.LowImportance
 	v.follow.Hide()
 	v.strip = widgets.NewStrip()

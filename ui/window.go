@@ -174,7 +174,7 @@ func (w *Window) apply() {
 	w.status.apply(sn)
 	w.notices.apply(sn)
 	w.applyModelReport(sn)
-	if w.quitting && !w.s.Busy() {
+	if w.quitting && !w.s.Queue().Busy() {
 		w.quitting = false
 		w.closeNow()
 	}
@@ -183,20 +183,20 @@ func (w *Window) apply() {
 // requestClose asks before closing while a take is being generated; then
 // it cancels, waits for the engine to stop cleanly, and quits.
 func (w *Window) requestClose() {
-	if !w.s.Busy() {
+	if !w.s.Queue().Busy() {
 		w.closeNow()
 		return
 	}
-	if !w.s.Generating() { // only the first start's sample take: no question
+	if !w.s.Queue().Generating() { // only the first start's sample take: no question
 		w.quitting = true
-		w.s.CancelAll()
+		w.s.Queue().CancelAll()
 		return
 	}
 	confirmDialog(w.win, "Stop generating and quit?",
 		"A take is being generated. If you quit now it is cancelled and nothing of it is saved; your library is not touched.",
 		"Cancel and Quit", func() {
 			w.quitting = true
-			w.s.CancelAll()
+			w.s.Queue().CancelAll()
 			w.s.Notify(studio.Info, "Cancelling the take, then quitting…")
 		})
 }

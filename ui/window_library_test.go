@@ -29,12 +29,12 @@ func TestReorderByDrag(t *testing.T) {
 	a := h.file("a.png", pngBytes(color.RGBA{200, 0, 0, 255}))
 	b := h.file("b.png", pngBytes(color.RGBA{0, 200, 0, 255}))
 	c := h.file("c.png", pngBytes(color.RGBA{0, 0, 200, 255}))
-	h.s.ApplyTemplate("ref2va")
+	h.s.Compose().ApplyTemplate("ref2va")
 	h.w.HandleDrop(fyne.NewPos(700, 300), uris(a, b, c))
 	sn := h.settle(func(sn studio.Snapshot) bool {
 		return len(sn.Draft.References) == 3 && sn.Draft.References[2].Media.State == studio.MediaReady
 	})
-	h.s.SetPrompt(strings.Replace(sn.Draft.Prompt, "<Picture 3> is", "<Picture 3> is the blue card.", 1))
+	h.s.Compose().SetPrompt(strings.Replace(sn.Draft.Prompt, "<Picture 3> is", "<Picture 3> is the blue card.", 1))
 	sn = h.settle(func(sn studio.Snapshot) bool { return strings.Contains(sn.Draft.Prompt, "blue card") })
 	blue := sn.Draft.References[2].ID
 	row := h.w.compose.refRows[blue]
@@ -63,11 +63,11 @@ func TestReorderByDrag(t *testing.T) {
 	// place: the last row dragged onto the first broken one's place lands
 	// there, past two rows with their problems.
 	d := h.file("d.png", pngBytes(color.RGBA{90, 90, 90, 255}))
-	h.s.AddReferences([]string{d})
+	h.s.Compose().AddReferences([]string{d})
 	broken := h.file("broken.png", []byte("\x89PNG\r\n\x1a\ntruncated"))
 	broken2 := h.file("broken2.png", []byte("\x89PNG\r\n\x1a\ntruncated too"))
-	h.s.ReplaceReference(sn.Draft.References[1].ID, broken)
-	h.s.ReplaceReference(sn.Draft.References[2].ID, broken2)
+	h.s.Compose().ReplaceReference(sn.Draft.References[1].ID, broken)
+	h.s.Compose().ReplaceReference(sn.Draft.References[2].ID, broken2)
 	sn = h.settle(func(sn studio.Snapshot) bool {
 		return len(sn.Draft.References) == 4 && sn.Draft.References[1].Media.State == studio.MediaBroken &&
 			sn.Draft.References[2].Media.State == studio.MediaBroken && sn.Draft.References[3].Media.State == studio.MediaReady
@@ -86,16 +86,16 @@ func TestReorderByDrag(t *testing.T) {
 		}
 		t.Errorf("dragged onto the second place, the list is %v", order)
 	}
-	h.s.RemoveReference(bRow.id)
-	h.s.RemoveReference(b2)
-	h.s.RemoveReference(dRow.id)
-	h.s.AddReferences([]string{b})
+	h.s.Compose().RemoveReference(bRow.id)
+	h.s.Compose().RemoveReference(b2)
+	h.s.Compose().RemoveReference(dRow.id)
+	h.s.Compose().AddReferences([]string{b})
 	sn = h.settle(func(sn studio.Snapshot) bool {
 		return len(sn.Draft.References) == 2 && sn.Draft.References[1].Media.State == studio.MediaReady
 	})
 
 	// Replacing a picture by a sound keeps its place and relabels.
-	h.s.ReplaceReference(sn.Draft.References[1].ID, h.wav("voice.wav", 3))
+	h.s.Compose().ReplaceReference(sn.Draft.References[1].ID, h.wav("voice.wav", 3))
 	sn = h.settle(func(sn studio.Snapshot) bool { return sn.Draft.References[1].Media.State == studio.MediaReady })
 	if got := strings.Join(sn.Labels, ","); got != "Picture 1,Audio 1" {
 		t.Errorf("labels after replacing: %s", got)
@@ -119,10 +119,10 @@ func TestLibraryActions(t *testing.T) {
 	t.Setenv("HOME", home)
 	t.Setenv("XDG_DATA_HOME", filepath.Join(home, "data"))
 	h := newHarness(t, fakeengine.Options{}, false)
-	h.s.SetSettings(studio.DemoSettings())
-	h.s.SetPrompt("A red fox walks through fresh snow.")
+	h.s.Compose().SetSettings(studio.DemoSettings())
+	h.s.Compose().SetPrompt("A red fox walks through fresh snow.")
 	h.settle(func(sn studio.Snapshot) bool { return sn.CanGenerate })
-	if _, err := h.s.Generate(); err != nil {
+	if _, err := h.s.Queue().Generate(); err != nil {
 		t.Fatal(err)
 	}
 	sn := h.settle(func(sn studio.Snapshot) bool { return len(sn.Takes) == 1 && sn.Viewer.TakeID == sn.Takes[0].ID })
@@ -176,10 +176,10 @@ func TestLibraryActions(t *testing.T) {
 // bar says so too.
 func TestUnusableModelFolder(t *testing.T) {
 	h := newHarness(t, fakeengine.Options{}, false)
-	h.s.SetPrompt("A fox.")
+	h.s.Compose().SetPrompt("A fox.")
 	dir := filepath.Join(h.dir, "not-there")
 	h.w.reportFor = dir // as the folder dialog does
-	h.s.SetModel(dir)
+	h.s.Model().Use(dir)
 	sn := h.settle(func(sn studio.Snapshot) bool { return !sn.Model.Loading && sn.Model.Info.Dir == dir })
 	if sn.CanGenerate || !h.w.compose.generate.Disabled() || !strings.Contains(h.w.compose.genNote.Text, "No usable model") {
 		t.Errorf("generate %v, note %q", h.w.compose.generate.Disabled(), h.w.compose.genNote.Text)
@@ -200,7 +200,7 @@ func TestUnusableModelFolder(t *testing.T) {
 func TestSettingsControls(t *testing.T) {
 	h := newHarness(t, fakeengine.Options{}, false)
 	c := h.w.compose
-	h.s.SetPrompt("A fox.")
+	h.s.Compose().SetPrompt("A fox.")
 	plan := func(cond func(studio.Snapshot) bool) studio.Snapshot {
 		t.Helper()
 		return h.settle(func(sn studio.Snapshot) bool { return sn.Plan != nil && cond(sn) })
@@ -269,8 +269,8 @@ func TestQuietDetails(t *testing.T) {
 	}
 	custom := studio.DemoSettings()
 	custom.Speed.Steps++ // a step count the preset does not have: custom
-	h.s.SetSettings(custom)
-	h.s.SetPrompt("A red fox walks through fresh snow.")
+	h.s.Compose().SetSettings(custom)
+	h.s.Compose().SetPrompt("A red fox walks through fresh snow.")
 	sn := h.settle(func(sn studio.Snapshot) bool { return sn.Plan != nil && sn.Plan.Estimate > 0 })
 	if len(c.promptMsgs.Objects) != 0 {
 		t.Errorf("prompt problems shown for a written prompt")
@@ -279,7 +279,7 @@ func TestQuietDetails(t *testing.T) {
 	if !strings.Contains(c.qualityNote.Text, "customised under Advanced") || !strings.Contains(c.qualityNote.Text, est) || !strings.Contains(c.genNote.Text, est) {
 		t.Errorf("quality note %q and Generate's note %q disagree on %q", c.qualityNote.Text, c.genNote.Text, est)
 	}
-	if _, err := h.s.Generate(); err != nil {
+	if _, err := h.s.Queue().Generate(); err != nil {
 		t.Fatal(err)
 	}
 	h.settle(func(sn studio.Snapshot) bool { return len(sn.Takes) == 1 })

@@ -111,7 +111,7 @@ func TestLoRAPanel(t *testing.T) {
 	defer os.Remove(p)
 	h.w.HandleDrop(fyne.NewPos(700, 300), []fyne.URI{storage.NewFileURI(p)})
 	h.settle(func(sn studio.Snapshot) bool { return len(sn.Draft.Settings.LoRAs) == 1 })
-	h.w.s.SetTurbo(8)
+	h.w.s.Compose().SetTurbo(8)
 	sn := h.settle(func(sn studio.Snapshot) bool { return sn.Draft.Settings.Turbo == 8 })
 	h.w.compose.apply(sn)
 	lp := h.w.compose.loras
@@ -150,7 +150,7 @@ func TestLoRAPanel(t *testing.T) {
 func TestMemoryFloorThroughTheWindow(t *testing.T) {
 	h := newHarness(t, fakeengine.Options{}, false)
 	c := h.w.compose
-	h.s.SetPrompt("A fox.")
+	h.s.Compose().SetPrompt("A fox.")
 	sn := h.settle(func(sn studio.Snapshot) bool { return sn.Plan != nil && sn.Plan.PeakBytes > 0 })
 	h.eng.Gen.Opts.MemoryBudget = sn.Plan.PeakBytes * 7 / 10 // resident no longer fits
 

@@ -16,8 +16,8 @@ func heldTake(t *testing.T) (h *harness, hold chan struct{}, steps int) {
 	t.Helper()
 	hold = make(chan struct{})
 	h = newHarness(t, fakeengine.Options{Hold: hold}, true)
-	h.s.SetSettings(studio.DemoSettings())
-	h.s.SetPrompt("A red fox walks through fresh snow.")
+	h.s.Compose().SetSettings(studio.DemoSettings())
+	h.s.Compose().SetPrompt("A red fox walks through fresh snow.")
 	sn := h.settle(func(sn studio.Snapshot) bool { return sn.CanGenerate && sn.Plan != nil })
 	return h, hold, sn.Plan.Forwards
 }
@@ -32,7 +32,7 @@ func TestProgressEveryPhase(t *testing.T) {
 	if steps < 4 {
 		t.Fatalf("plan has %d forwards", steps)
 	}
-	if _, err := h.s.Generate(); err != nil {
+	if _, err := h.s.Queue().Generate(); err != nil {
 		t.Fatal(err)
 	}
 	step := func(n int) {
@@ -84,7 +84,7 @@ func TestProgressEveryPhase(t *testing.T) {
 		t.Errorf("the viewer does not show the live preview (live %v)", sn.Viewer.Live != nil)
 	}
 	// Generate again: queued behind the running take.
-	if _, err := h.s.Generate(); err != nil {
+	if _, err := h.s.Queue().Generate(); err != nil {
 		t.Fatal(err)
 	}
 	h.settle(func(sn studio.Snapshot) bool { return sn.Queued == 1 })
@@ -96,7 +96,7 @@ func TestProgressEveryPhase(t *testing.T) {
 	}
 	// Cancel All: the running take and the queued one stop, nothing is
 	// saved, and the panel says so.
-	h.s.CancelAll()
+	h.s.Queue().CancelAll()
 	sn = h.settle(func(sn studio.Snapshot) bool { return sn.Running == nil && sn.Queued == 0 })
 	for _, j := range sn.Jobs {
 		if j.State != studio.JobCancelled {
@@ -111,7 +111,7 @@ func TestProgressEveryPhase(t *testing.T) {
 // TestProgressDecodePhase runs a take to the video decode and reads its row.
 func TestProgressDecodePhase(t *testing.T) {
 	h, hold, steps := heldTake(t)
-	if _, err := h.s.Generate(); err != nil {
+	if _, err := h.s.Queue().Generate(); err != nil {
 		t.Fatal(err)
 	}
 	for i := 0; i < 2+4+steps+2; i++ {

@@ -61,7 +61,7 @@ func newHarness(t *testing.T, o fakeengine.Options, async bool) *harness {
 	h.w = New(win, h.s, Options{Do: h.ui.Go, Immediate: true, Version: "test", Quit: func() { h.quit = true }, Reveal: reveal})
 	model := filepath.Join(h.dir, "model")
 	os.Mkdir(model, 0o755)
-	h.s.SetModel(model)
+	h.s.Model().Use(model)
 	h.settle(func(sn studio.Snapshot) bool { return sn.Model.Ready && sn.LibraryLoaded && sn.Viewer.Clip != nil })
 	return h
 }
@@ -183,7 +183,7 @@ func TestDropRealFiles(t *testing.T) {
 	if !h.w.compose.generate.Disabled() {
 		t.Error("Generate enabled despite the rule")
 	}
-	h.s.ClearFrame(studio.FirstSlot)
+	h.s.Compose().ClearFrame(studio.FirstSlot)
 	// Bad input: a folder, an unsupported file and a broken picture.
 	h.w.HandleDrop(fyne.NewPos(700, 300), uris(folder, notes, broken))
 	sn = h.settle(func(sn studio.Snapshot) bool {
@@ -207,7 +207,7 @@ func TestDropRealFiles(t *testing.T) {
 	for i := 0; i < 10; i++ {
 		many = append(many, pic)
 	}
-	h.s.AddReferences(many)
+	h.s.Compose().AddReferences(many)
 	h.settle(func(sn studio.Snapshot) bool { return len(sn.Draft.References) == 14 })
 	if !labelsContain(h.w.compose.refMsgs, "At most 9 picture references") || !labelsContain(h.w.compose.refMsgs, "At most 12 reference files in all, got 14") {
 		t.Error("too many references not reported")
@@ -249,7 +249,7 @@ func labelsContain(c *fyne.Container, s string) bool {
 
 func TestGenerateThroughTheWindow(t *testing.T) {
 	h := newHarness(t, fakeengine.Options{}, false)
-	h.s.SetSettings(studio.DemoSettings())
+	h.s.Compose().SetSettings(studio.DemoSettings())
 	test.Type(h.w.compose.prompt, "A red fox walks through fresh snow.")
 	h.settle(func(sn studio.Snapshot) bool { return sn.CanGenerate && sn.Plan != nil })
 	if h.w.compose.generate.Disabled() || !strings.Contains(h.w.compose.genNote.Text, "256×256") {
@@ -270,7 +270,7 @@ func TestGenerateThroughTheWindow(t *testing.T) {
 	}
 	// Chain → from the library puts the last frame in the First slot.
 	h.w.library.sel = sn.Takes[0].ID
-	h.s.Chain(sn.Takes[0].ID)
+	h.s.Takes().Chain(sn.Takes[0].ID)
 	sn = h.settle(func(sn studio.Snapshot) bool { return sn.Draft.First.State == studio.MediaReady })
 	if !strings.HasSuffix(sn.Draft.First.Path, studio.LastFile) || h.w.compose.first.Empty() {
 		t.Errorf("chained first frame %+v", sn.Draft.First)
@@ -287,10 +287,10 @@ func TestGenerateThroughTheWindow(t *testing.T) {
 func TestCloseWhileGeneratingAsksAndCancels(t *testing.T) {
 	hold := make(chan struct{})
 	h := newHarness(t, fakeengine.Options{Hold: hold}, true)
-	h.s.SetSettings(studio.DemoSettings())
-	h.s.SetPrompt("A fox.")
+	h.s.Compose().SetSettings(studio.DemoSettings())
+	h.s.Compose().SetPrompt("A fox.")
 	h.settle(func(sn studio.Snapshot) bool { return sn.CanGenerate })
-	if _, err := h.s.Generate(); err != nil {
+	if _, err := h.s.Queue().Generate(); err != nil {
 		t.Fatal(err)
 	}
 	for i := 0; i < 7; i++ {

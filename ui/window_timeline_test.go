@@ -23,11 +23,11 @@ import (
 // timelineHarness is a window with three takes in the library.
 func timelineHarness(t *testing.T) *harness {
 	h := newHarness(t, fakeengine.Options{}, false)
-	h.s.SetSettings(studio.DemoSettings())
+	h.s.Compose().SetSettings(studio.DemoSettings())
 	for i := 0; i < 3; i++ {
-		h.s.SetPrompt(fmt.Sprintf("Take %d: waves on a beach at dusk.", i+1))
+		h.s.Compose().SetPrompt(fmt.Sprintf("Take %d: waves on a beach at dusk.", i+1))
 		h.settle(func(sn studio.Snapshot) bool { return sn.CanGenerate })
-		if _, err := h.s.Generate(); err != nil {
+		if _, err := h.s.Queue().Generate(); err != nil {
 			t.Fatal(err)
 		}
 		n := i + 1
@@ -201,7 +201,7 @@ func TestTimelineReorderTrimScrub(t *testing.T) {
 	tl.Redo()
 	h.settleTimeline("redone", func(v studio.TimelineView) bool { return clipTitles(v) == b+","+a+","+c })
 	// choosing a take in the library returns the viewer to takes
-	h.s.ShowTake(sn.Takes[0].ID)
+	h.s.Takes().Show(sn.Takes[0].ID)
 	h.settle(func(sn studio.Snapshot) bool { return sn.Viewer.Clip != nil && h.w.viewer.seq == nil })
 }
 
@@ -265,8 +265,8 @@ func TestSeedGridAndAB(t *testing.T) {
 	h := newHarness(t, fakeengine.Options{}, false)
 	snd := &fakeSound{}
 	h.w.opts.Sound = snd
-	h.s.SetSettings(studio.DemoSettings())
-	h.s.SetPrompt("Waves on a beach at dusk.")
+	h.s.Compose().SetSettings(studio.DemoSettings())
+	h.s.Compose().SetPrompt("Waves on a beach at dusk.")
 	h.settle(func(sn studio.Snapshot) bool { return sn.CanGenerate })
 	g := h.w.GenerateSeeds(3)
 	if g == nil {

@@ -11,41 +11,28 @@ import (
 // arrive as engine requests join the same queue as the window's, and land
 // in the same library with the same take.json.
 
-// ErrNoModel is returned by PlanRequest and SubmitRequest while no model
+// ErrNoModel is returned by Queue.Plan and Queue.Submit while no model
 // is ready.
 var ErrNoModel = errors.New("studio: no model is loaded")
 
-// ModelName is the ready model's name ("" while none is ready).
-func (s *Studio) ModelName() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.model.Ready || s.gen == nil {
-		return ""
-	}
-	if s.model.Info.Name != "" {
-		return s.model.Info.Name
-	}
-	return "MiniMax-H3"
-}
-
-// PlanRequest validates r with the loaded model's planner (no job).
-func (s *Studio) PlanRequest(r engine.Request) (engine.Plan, error) {
-	s.mu.Lock()
-	gen, ready := s.gen, s.model.Ready
-	s.mu.Unlock()
+// Plan validates r with the loaded model's planner (no job).
+func (q Queue) Plan(r engine.Request) (engine.Plan, error) {
+	q.s.mu.Lock()
+	gen, ready := q.s.gen, q.s.model.Ready
+	q.s.mu.Unlock()
 	if gen == nil || !ready {
 		return engine.Plan{}, ErrNoModel
 	}
 	return gen.Plan(r)
 }
 
-// SubmitRequest queues r as a job (after the window's queued jobs); the
+// Submit queues r as a job (after the window's queued jobs); the
 // take is described in the library by the request itself. onEnd, when
 // set, runs once when the job is cancelled in the queue or has finished.
-func (s *Studio) SubmitRequest(r engine.Request, plan *engine.Plan, onEnd func()) (JobID, error) {
-	s.mu.Lock()
-	if s.gen == nil || !s.model.Ready || s.closed {
-		s.mu.Unlock()
+func (q Queue) Submit(r engine.Request, plan *engine.Plan, onEnd func()) (JobID, error) {
+	q.s.mu.Lock()
+	if q.s.gen == nil || !q.s.model.Ready || q.s.closed {
+		q.s.mu.Unlock()
 		return 0, ErrNoModel
 	}
 	var p *engine.Plan
@@ -53,11 +40,11 @@ func (s *Studio) SubmitRequest(r engine.Request, plan *engine.Plan, onEnd func()
 		c := *plan
 		p = &c
 	}
-	j := s.enqueueRequestLocked(DraftForRequest(r), r, p, false)
+	j := q.s.enqueueRequestLocked(DraftForRequest(r), r, p, false)
 	j.onEnd = onEnd
 	id := j.id
-	s.mu.Unlock()
-	s.notify()
+	q.s.mu.Unlock()
+	q.s.notify()
 	return id, nil
 }
 
@@ -65,25 +52,22 @@ func (s *Studio) SubmitRequest(r engine.Request, plan *engine.Plan, onEnd func()
 // (Run on server), instead of the loaded model; nil runs them here again.
 // The loaded model still plans every take, so a take the server is sent
 // follows the same rules.
-func (s *Studio) SetRemote(g Generator) {
-	s.update(func() { s.remote = g })
+func (q Queue) SetRemote(g Generator) {
+	q.s.update(func() { q.s.remote = g })
 }
 
 // Job returns one job of this session (false once it has been dropped
 // from the finished list, which keeps the newest 20).
-func (s *Studio) Job(id JobID) (JobView, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, j := range s.jobs {
+func (q Queue) Job(id JobID) (JobView, bool) {
+	q.s.mu.Lock()
+	defer q.s.mu.Unlock()
+	for _, j := range q.s.jobs {
 		if j.id == id {
-			return j.view(s.opts.Now()), true
+			return j.view(q.s.opts.Now()), true
 		}
 	}
 	return JobView{}, false
 }
-
-// Take returns a library take by its ID.
-func (s *Studio) Take(id string) (Take, bool) { return s.take(id) }
 
 // DraftForRequest describes an engine request as a draft: its prompt,
 // keyframes and references (their kinds from the request) and the

@@ -20,17 +20,17 @@ func TestUndoIsAHistory(t *testing.T) {
 	e := newEnv(t, fakeengine.Options{}, false)
 	pause := func() { e.skew.Add(int64(2 * time.Second)) }
 	s := e.s
-	s.SetPrompt("A")
-	s.SetPrompt("A red")
-	s.SetPrompt("A red fox") // one burst of typing: one step
+	s.Compose().SetPrompt("A")
+	s.Compose().SetPrompt("A red")
+	s.Compose().SetPrompt("A red fox") // one burst of typing: one step
 	pause()
-	s.ApplyExample(0) // a replacement
+	s.Compose().ApplyExample(0) // a replacement
 	example := s.Snapshot().Draft.Prompt
 	pause()
-	s.SetPrompt(example + " At dusk.") // typed after the replacement
+	s.Compose().SetPrompt(example + " At dusk.") // typed after the replacement
 	pause()
-	s.AddReferences([]string{e.png("a.png", color.RGBA{200, 0, 0, 255})})
-	s.SetSeed(77)
+	s.Compose().AddReferences([]string{e.png("a.png", color.RGBA{200, 0, 0, 255})})
+	s.Compose().SetSeed(77)
 	steps := []func(string) bool{
 		func(p string) bool {
 			return s.Snapshot().Draft.Settings.Seed != 77 && len(s.Snapshot().Draft.References) == 1
@@ -41,7 +41,7 @@ func TestUndoIsAHistory(t *testing.T) {
 		func(p string) bool { return p == "" },
 	}
 	for i, ok := range steps {
-		s.Undo()
+		s.Compose().Undo()
 		if p := s.Snapshot().Draft.Prompt; !ok(p) {
 			t.Fatalf("undo %d: prompt %q, %d references", i+1, p, len(s.Snapshot().Draft.References))
 		}
@@ -50,13 +50,13 @@ func TestUndoIsAHistory(t *testing.T) {
 		t.Error("at the start of the history: CanUndo or not CanRedo")
 	}
 	for range steps {
-		s.Redo()
+		s.Compose().Redo()
 	}
 	if sn := s.Snapshot(); sn.Draft.Settings.Seed != 77 || len(sn.Draft.References) != 1 || !strings.HasSuffix(sn.Draft.Prompt, "At dusk.") || sn.CanRedo {
 		t.Errorf("redo all: seed %d, %d references, prompt %q", sn.Draft.Settings.Seed, len(sn.Draft.References), sn.Draft.Prompt)
 	}
-	s.Undo()
-	s.SetPrompt("another branch")
+	s.Compose().Undo()
+	s.Compose().SetPrompt("another branch")
 	if s.Snapshot().CanRedo {
 		t.Error("a new change after Undo kept the redo steps")
 	}
@@ -69,8 +69,8 @@ func TestUndoIsAHistory(t *testing.T) {
 func TestRemovingAReferenceKeepsProse(t *testing.T) {
 	e := newEnv(t, fakeengine.Options{}, false)
 	s := e.s
-	s.AddReferences([]string{e.png("a.png", color.RGBA{200, 0, 0, 255}), e.png("b.png", color.RGBA{0, 200, 0, 255}), e.png("c.png", color.RGBA{0, 0, 200, 255})})
-	s.ApplyTemplate("ref2va")
+	s.Compose().AddReferences([]string{e.png("a.png", color.RGBA{200, 0, 0, 255}), e.png("b.png", color.RGBA{0, 200, 0, 255}), e.png("c.png", color.RGBA{0, 0, 200, 255})})
+	s.Compose().ApplyTemplate("ref2va")
 	sn := e.s.Snapshot()
 	if !strings.Contains(sn.Draft.Prompt, "<Picture 1>") || !strings.Contains(sn.Draft.Prompt, "<Picture 3>") {
 		t.Fatalf("no label lines: %q", sn.Draft.Prompt)
@@ -78,10 +78,10 @@ func TestRemovingAReferenceKeepsProse(t *testing.T) {
 	// The user describes Picture 1 and Picture 3.
 	p := strings.Replace(sn.Draft.Prompt, "<Picture 1>", "<Picture 1> is the red lantern on the desk", 1)
 	p = strings.Replace(p, "<Picture 3>", "<Picture 3> is the blue sea", 1)
-	s.SetPrompt(p)
+	s.Compose().SetPrompt(p)
 	written := s.Snapshot().Draft.Prompt
 	e.skew.Add(int64(2 * time.Second))
-	s.RemoveReference(s.Snapshot().Draft.References[0].ID)
+	s.Compose().RemoveReference(s.Snapshot().Draft.References[0].ID)
 	got := s.Snapshot().Draft.Prompt
 	if !strings.Contains(got, "the red lantern on the desk") || !strings.Contains(got, "the blue sea") {
 		t.Errorf("removing Picture 1 deleted prose:\n%s", got)
@@ -92,12 +92,12 @@ func TestRemovingAReferenceKeepsProse(t *testing.T) {
 	if !strings.Contains(got, "[removed: a.png] is the red lantern") || strings.Count(got, "[removed: a.png]") != 1 {
 		t.Errorf("the removed reference's line is not marked, or its bare lines stayed:\n%s", got)
 	}
-	s.ClearReferences()
+	s.Compose().ClearReferences()
 	if got := s.Snapshot().Draft.Prompt; !strings.Contains(got, "the blue sea") || !strings.Contains(got, "the red lantern") {
 		t.Errorf("Clear References deleted prose:\n%s", got)
 	}
-	s.Undo()
-	s.Undo()
+	s.Compose().Undo()
+	s.Compose().Undo()
 	if sn := s.Snapshot(); sn.Draft.Prompt != written || len(sn.Draft.References) != 3 {
 		t.Errorf("undo: %d references, prompt\n%s\nwant\n%s", len(sn.Draft.References), sn.Draft.Prompt, written)
 	}
@@ -125,7 +125,7 @@ func TestSameNoticeIsNotStacked(t *testing.T) {
 func TestHugePromptIsCutAndKept(t *testing.T) {
 	e := newEnv(t, fakeengine.Options{}, false)
 	full := strings.Repeat("A red fox walks through fresh snow; é ", 1<<20/38)
-	e.s.SetPrompt(full)
+	e.s.Compose().SetPrompt(full)
 	sn := e.settle(func(sn studio.Snapshot) bool {
 		for _, n := range sn.Notices {
 			if strings.Contains(n.Text, "was cut") {

@@ -12,10 +12,18 @@ import (
 	"h3studio/resources"
 )
 
-// This file holds the draft-editing methods the Compose panel calls. Each
-// changes the draft under the lock, keeps the prompt's label lines in step
-// when asked to, and schedules whatever background work follows (reading
-// dropped files, planning).
+// Compose is the draft being edited in the Compose panel: its prompt
+// (templates, examples, the label lines kept in step), keyframe slots,
+// ordered references, LoRAs and settings, the files dropped on it, and its
+// undo/redo history. Each edit changes the draft under the Studio's lock,
+// records it for Undo, and schedules whatever background work follows
+// (reading dropped files, planning). The draft lives in the Studio
+// (Snapshot.Draft) because the queue, the planner and the library read it
+// too; Compose is the handle on it (Studio.Compose).
+type Compose struct{ s *Studio }
+
+// Compose returns the draft being edited.
+func (s *Studio) Compose() Compose { return Compose{s} }
 
 // Slot names a keyframe slot.
 type Slot uint8
@@ -152,33 +160,33 @@ func hasProse(line string, starters ...string) bool {
 // SetPrompt replaces the prompt text. A text over MaxPromptRunes is cut
 // there, its whole text kept in the library's CutPromptFolder, and a notice
 // says so.
-func (s *Studio) SetPrompt(p string) {
-	s.mu.Lock()
+func (c Compose) SetPrompt(p string) {
+	c.s.mu.Lock()
 	if bounded, cut := boundPrompt(p); cut {
-		s.keepCutPromptLocked(p)
+		c.s.keepCutPromptLocked(p)
 		p = bounded
 	}
-	if s.draft.Prompt == p {
-		s.mu.Unlock()
+	if c.s.draft.Prompt == p {
+		c.s.mu.Unlock()
 		return
 	}
-	before := s.draft.Clone()
-	s.draft.Prompt = p
-	s.recordLocked(before)
-	s.draftVer++
-	s.changedLocked()
-	s.schedulePlanLocked()
-	s.mu.Unlock()
-	s.notify()
+	before := c.s.draft.Clone()
+	c.s.draft.Prompt = p
+	c.s.recordLocked(before)
+	c.s.draftVer++
+	c.s.changedLocked()
+	c.s.schedulePlanLocked()
+	c.s.mu.Unlock()
+	c.s.notify()
 }
 
 // SetKeepLabels turns label and alignment-line upkeep on or off.
-func (s *Studio) SetKeepLabels(on bool) {
-	s.editDraft(func(d *Draft) { d.KeepLabels = on })
+func (c Compose) SetKeepLabels(on bool) {
+	c.s.editDraft(func(d *Draft) { d.KeepLabels = on })
 }
 
 // SetSettings replaces the settings (lengths are aligned to 17n+5).
-func (s *Studio) SetSettings(st Settings) {
+func (c Compose) SetSettings(st Settings) {
 	st.Frames = AlignFrames(st.Frames)
 	// Settings restored from disk carry the LoRA library without the
 	// files' summaries: read their headers again (a file gone since shows
@@ -192,53 +200,53 @@ func (s *Studio) SetSettings(st Settings) {
 			}
 		}
 	}
-	s.editDraft(func(d *Draft) { d.Settings = st })
+	c.s.editDraft(func(d *Draft) { d.Settings = st })
 }
 
 // SetQuality selects a quality preset.
-func (s *Studio) SetQuality(p engine.Preset) {
-	s.editDraft(func(d *Draft) { d.Settings = d.Settings.WithQuality(p) })
+func (c Compose) SetQuality(p engine.Preset) {
+	c.s.editDraft(func(d *Draft) { d.Settings = d.Settings.WithQuality(p) })
 }
 
 // SetCanvas selects an output canvas preset.
-func (s *Studio) SetCanvas(id string) {
-	s.editDraft(func(d *Draft) { d.Settings = d.Settings.WithCanvas(id, d.Settings.Width, d.Settings.Height) })
+func (c Compose) SetCanvas(id string) {
+	c.s.editDraft(func(d *Draft) { d.Settings = d.Settings.WithCanvas(id, d.Settings.Width, d.Settings.Height) })
 }
 
 // SetFrames sets the length, aligned up to the next legal length.
-func (s *Studio) SetFrames(n int) {
-	s.editDraft(func(d *Draft) { d.Settings.Frames = AlignFrames(n) })
+func (c Compose) SetFrames(n int) {
+	c.s.editDraft(func(d *Draft) { d.Settings.Frames = AlignFrames(n) })
 }
 
 // SetSeconds sets the length from seconds (5 s → 124 frames, 5.17 s).
-func (s *Studio) SetSeconds(sec float64) { s.SetFrames(FramesForSeconds(sec)) }
+func (c Compose) SetSeconds(sec float64) { c.SetFrames(FramesForSeconds(sec)) }
 
 // SetSeed sets the seed.
-func (s *Studio) SetSeed(seed uint64) { s.editDraft(func(d *Draft) { d.Settings.Seed = seed }) }
+func (c Compose) SetSeed(seed uint64) { c.s.editDraft(func(d *Draft) { d.Settings.Seed = seed }) }
 
 // RollSeed picks a random seed (the dice button).
-func (s *Studio) RollSeed() uint64 {
-	seed := s.opts.Rand()
-	s.SetSeed(seed)
+func (c Compose) RollSeed() uint64 {
+	seed := c.s.opts.Rand()
+	c.SetSeed(seed)
 	return seed
 }
 
 // SetMemory selects the memory mode.
-func (s *Studio) SetMemory(m engine.MemoryMode) {
-	s.editDraft(func(d *Draft) { d.Settings.Memory = m })
+func (c Compose) SetMemory(m engine.MemoryMode) {
+	c.s.editDraft(func(d *Draft) { d.Settings.Memory = m })
 }
 
 // SetSpeed sets the Advanced speed controls (the preset stays named; the
 // settings then report Custom).
-func (s *Studio) SetSpeed(sp Speed) { s.editDraft(func(d *Draft) { d.Settings.Speed = sp }) }
+func (c Compose) SetSpeed(sp Speed) { c.s.editDraft(func(d *Draft) { d.Settings.Speed = sp }) }
 
 // SetRenderSize sets an explicit internal canvas (0, 0 for the preset's).
-func (s *Studio) SetRenderSize(w, h int) {
-	s.editDraft(func(d *Draft) { d.Settings.RenderWidth, d.Settings.RenderHeight = w, h })
+func (c Compose) SetRenderSize(w, h int) {
+	c.s.editDraft(func(d *Draft) { d.Settings.RenderWidth, d.Settings.RenderHeight = w, h })
 }
 
 // SetPreviewFrames turns per-step preview frames on or off.
-func (s *Studio) SetPreviewFrames(on bool) { s.editDraft(func(d *Draft) { d.Settings.Preview = on }) }
+func (c Compose) SetPreviewFrames(on bool) { c.s.editDraft(func(d *Draft) { d.Settings.Preview = on }) }
 
 // guessKind is the kind a file's name suggests, before it is read.
 func guessKind(path string) media.Kind {
@@ -259,34 +267,34 @@ func probing(path string) Media {
 // SetFrame puts a picture into a keyframe slot (it is read in the
 // background; a file that turns out unusable is taken out again with a
 // notice).
-func (s *Studio) SetFrame(w Slot, path string) {
-	s.editDraft(func(d *Draft) { *s.slotLocked(w) = probing(path) })
+func (c Compose) SetFrame(w Slot, path string) {
+	c.s.editDraft(func(d *Draft) { *c.s.slotLocked(w) = probing(path) })
 }
 
 // ClearFrame empties a keyframe slot.
-func (s *Studio) ClearFrame(w Slot) { s.editDraft(func(d *Draft) { *s.slotLocked(w) = Media{} }) }
+func (c Compose) ClearFrame(w Slot) { c.s.editDraft(func(d *Draft) { *c.s.slotLocked(w) = Media{} }) }
 
 // SwapFrames exchanges the first and last frames.
-func (s *Studio) SwapFrames() { s.editDraft(func(d *Draft) { d.First, d.Last = d.Last, d.First }) }
+func (c Compose) SwapFrames() { c.s.editDraft(func(d *Draft) { d.First, d.Last = d.Last, d.First }) }
 
 // AddReferences appends files to the reference list, in order.
-func (s *Studio) AddReferences(paths []string) {
-	s.editDraft(func(d *Draft) {
+func (c Compose) AddReferences(paths []string) {
+	c.s.editDraft(func(d *Draft) {
 		for _, p := range paths {
-			s.nextRefID++
-			d.References = append(d.References, Reference{ID: s.nextRefID, Media: probing(p)})
+			c.s.nextRefID++
+			d.References = append(d.References, Reference{ID: c.s.nextRefID, Media: probing(p)})
 		}
 	})
 }
 
 // InsertReferences inserts files into the reference list at index at.
-func (s *Studio) InsertReferences(at int, paths []string) {
-	s.editDraft(func(d *Draft) {
+func (c Compose) InsertReferences(at int, paths []string) {
+	c.s.editDraft(func(d *Draft) {
 		at = max(0, min(at, len(d.References)))
 		var add []Reference
 		for _, p := range paths {
-			s.nextRefID++
-			add = append(add, Reference{ID: s.nextRefID, Media: probing(p)})
+			c.s.nextRefID++
+			add = append(add, Reference{ID: c.s.nextRefID, Media: probing(p)})
 		}
 		d.References = append(d.References[:at:at], append(add, d.References[at:]...)...)
 	})
@@ -302,8 +310,8 @@ func refIndex(d *Draft, id int) int {
 }
 
 // RemoveReference takes a reference out of the list.
-func (s *Studio) RemoveReference(id int) {
-	s.editDraft(func(d *Draft) {
+func (c Compose) RemoveReference(id int) {
+	c.s.editDraft(func(d *Draft) {
 		if i := refIndex(d, id); i >= 0 {
 			d.References = append(d.References[:i:i], d.References[i+1:]...)
 		}
@@ -311,11 +319,11 @@ func (s *Studio) RemoveReference(id int) {
 }
 
 // ClearReferences empties the reference list.
-func (s *Studio) ClearReferences() { s.editDraft(func(d *Draft) { d.References = nil }) }
+func (c Compose) ClearReferences() { c.s.editDraft(func(d *Draft) { d.References = nil }) }
 
 // MoveReference moves a reference to index to; labels are renumbered.
-func (s *Studio) MoveReference(id, to int) {
-	s.editDraft(func(d *Draft) {
+func (c Compose) MoveReference(id, to int) {
+	c.s.editDraft(func(d *Draft) {
 		i := refIndex(d, id)
 		if i < 0 {
 			return
@@ -328,8 +336,8 @@ func (s *Studio) MoveReference(id, to int) {
 }
 
 // ReplaceReference swaps a reference's file, keeping its place.
-func (s *Studio) ReplaceReference(id int, path string) {
-	s.editDraft(func(d *Draft) {
+func (c Compose) ReplaceReference(id int, path string) {
+	c.s.editDraft(func(d *Draft) {
 		if i := refIndex(d, id); i >= 0 {
 			d.References[i].Media = probing(path)
 			d.References[i].Sound = Media{}
@@ -338,8 +346,8 @@ func (s *Studio) ReplaceReference(id int, path string) {
 }
 
 // SetSilent chooses whether a video reference brings its own sound.
-func (s *Studio) SetSilent(id int, silent bool) {
-	s.editDraft(func(d *Draft) {
+func (c Compose) SetSilent(id int, silent bool) {
+	c.s.editDraft(func(d *Draft) {
 		if i := refIndex(d, id); i >= 0 {
 			d.References[i].Silent = silent
 		}
@@ -348,8 +356,8 @@ func (s *Studio) SetSilent(id int, silent bool) {
 
 // PairSound pairs a separate sound file with a video reference ("" to
 // unpair).
-func (s *Studio) PairSound(id int, path string) {
-	s.editDraft(func(d *Draft) {
+func (c Compose) PairSound(id int, path string) {
+	c.s.editDraft(func(d *Draft) {
 		if i := refIndex(d, id); i >= 0 {
 			if path == "" {
 				d.References[i].Sound = Media{}
@@ -375,18 +383,18 @@ const (
 // given. Files are checked in the background; folders and unknown types are
 // refused with a notice naming them. It returns what was refused at once
 // (folders, missing files).
-func (s *Studio) Drop(paths []string, target DropTarget) []string {
-	return s.drop(paths, target, -1)
+func (c Compose) Drop(paths []string, target DropTarget) []string {
+	return c.drop(paths, target, -1)
 }
 
 // DropReferencesAt is Drop on the reference list between two rows: the files
 // join the list at index at (0 is the top; at or beyond the end appends).
-func (s *Studio) DropReferencesAt(paths []string, at int) []string {
-	return s.drop(paths, DropReferences, max(at, 0))
+func (c Compose) DropReferencesAt(paths []string, at int) []string {
+	return c.drop(paths, DropReferences, max(at, 0))
 }
 
 // drop is Drop; at ≥ 0 places references at that index, −1 appends them.
-func (s *Studio) drop(paths []string, target DropTarget, at int) []string {
+func (c Compose) drop(paths []string, target DropTarget, at int) []string {
 	var refused, ok []string
 	for _, p := range paths {
 		st, err := os.Stat(p)
@@ -400,7 +408,7 @@ func (s *Studio) drop(paths []string, target DropTarget, at int) []string {
 		}
 	}
 	for _, r := range refused {
-		s.Notify(Warn, r)
+		c.s.Notify(Warn, r)
 	}
 	var loras []string
 	ok = slices.DeleteFunc(ok, func(p string) bool {
@@ -411,7 +419,7 @@ func (s *Studio) drop(paths []string, target DropTarget, at int) []string {
 		return false
 	})
 	if len(loras) > 0 {
-		s.AddLoRAs(loras) // LoRA files join the LoRA library wherever they land
+		c.AddLoRAs(loras) // LoRA files join the LoRA library wherever they land
 	}
 	if len(ok) == 0 {
 		return refused
@@ -422,15 +430,15 @@ func (s *Studio) drop(paths []string, target DropTarget, at int) []string {
 		if target == DropLast {
 			slot = LastSlot
 		}
-		s.SetFrame(slot, ok[0])
+		c.SetFrame(slot, ok[0])
 		if len(ok) > 1 {
-			s.Notify(Info, fmt.Sprintf("A frame slot holds one picture; %d other file(s) were not used.", len(ok)-1))
+			c.s.Notify(Info, fmt.Sprintf("A frame slot holds one picture; %d other file(s) were not used.", len(ok)-1))
 		}
 	default:
 		if at < 0 {
-			s.AddReferences(ok)
+			c.AddReferences(ok)
 		} else {
-			s.InsertReferences(at, ok)
+			c.InsertReferences(at, ok)
 		}
 	}
 	return refused
@@ -446,35 +454,35 @@ func errorsCause(err error) string {
 // ApplyTemplate lays the prompt out in a template's structure (the user's
 // text is kept as the description), then fills the label and alignment
 // lines.
-func (s *Studio) ApplyTemplate(name string) {
-	s.mu.Lock()
+func (c Compose) ApplyTemplate(name string) {
+	c.s.mu.Lock()
 	var t resources.Template
 	switch name {
 	case "ref2va":
-		t = s.builder.Ref
+		t = c.s.builder.Ref
 	default:
-		t = s.builder.Base
+		t = c.s.builder.Base
 	}
-	before := s.draft.Clone()
-	s.draft.Prompt = Structure(s.draft.Prompt, t)
-	s.draft.KeepLabels = true
-	s.afterEditLocked(before)
-	s.mu.Unlock()
-	s.afterEdit()
+	before := c.s.draft.Clone()
+	c.s.draft.Prompt = Structure(c.s.draft.Prompt, t)
+	c.s.draft.KeepLabels = true
+	c.s.afterEditLocked(before)
+	c.s.mu.Unlock()
+	c.s.afterEdit()
 }
 
 // ApplyExample replaces the prompt with an example (Undo restores it).
-func (s *Studio) ApplyExample(i int) {
-	if i < 0 || i >= len(s.builder.Examples) {
+func (c Compose) ApplyExample(i int) {
+	if i < 0 || i >= len(c.s.builder.Examples) {
 		return
 	}
-	s.mu.Lock()
-	before := s.draft.Clone()
-	s.draft.Prompt = s.builder.Examples[i].Prompt
-	s.afterEditLocked(before)
-	s.noticeLocked(Info, "The prompt now holds the example “"+s.builder.Examples[i].Title+"”.", "Undo")
-	s.mu.Unlock()
-	s.afterEdit()
+	c.s.mu.Lock()
+	before := c.s.draft.Clone()
+	c.s.draft.Prompt = c.s.builder.Examples[i].Prompt
+	c.s.afterEditLocked(before)
+	c.s.noticeLocked(Info, "The prompt now holds the example “"+c.s.builder.Examples[i].Title+"”.", "Undo")
+	c.s.mu.Unlock()
+	c.s.afterEdit()
 }
 
 // replaceDraft swaps in a whole new draft, keeping the old one for Undo.
@@ -645,7 +653,7 @@ func (s *Studio) updateWatches() {
 
 // TidyPrompt brings the prompt's label lines and alignment line in step
 // with the slots (when KeepLabels is on), as every slot change does.
-func (s *Studio) TidyPrompt() { s.editDraft(func(*Draft) {}) }
+func (c Compose) TidyPrompt() { c.s.editDraft(func(*Draft) {}) }
 
 // SetLibrary switches to another library folder (created if needed) and
 // reads it.

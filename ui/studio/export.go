@@ -11,19 +11,19 @@ import (
 
 // ExportMP4 copies a take's video to dst (in the background; a notice says
 // how it went).
-func (s *Studio) ExportMP4(id, dst string) {
-	s.exportFile(id, dst, VideoFile, "this take has no MP4: it was made by a build without an MP4 writer (the frames and the sound are in its folder)")
+func (tk Takes) ExportMP4(id, dst string) {
+	tk.exportFile(id, dst, VideoFile, "this take has no MP4: it was made by a build without an MP4 writer (the frames and the sound are in its folder)")
 }
 
 // ExportAudio copies a take's sound (WAV) to dst.
-func (s *Studio) ExportAudio(id, dst string) {
-	s.exportFile(id, dst, AudioFile, "this take has no sound")
+func (tk Takes) ExportAudio(id, dst string) {
+	tk.exportFile(id, dst, AudioFile, "this take has no sound")
 }
 
 // exportFile copies a take's file name to dst; a take without it fails
 // with the reason missing.
-func (s *Studio) exportFile(id, dst, name, missing string) {
-	s.export(id, dst, func(t Take) (string, error) {
+func (tk Takes) exportFile(id, dst, name, missing string) {
+	tk.export(id, dst, func(t Take) (string, error) {
 		if !t.Has(name) {
 			removeEmpty(dst)
 			return "", errors.New(missing)
@@ -41,8 +41,8 @@ func (s *Studio) exportFile(id, dst, name, missing string) {
 // frames (at viewer resolution, as the notice says). An export that fails
 // part-way (a full disk) removes the frames it wrote, so no partial set is
 // left behind.
-func (s *Studio) ExportFrames(id, dir string) {
-	s.export(id, dir, func(t Take) (msg string, err error) {
+func (tk Takes) ExportFrames(id, dir string) {
+	tk.export(id, dir, func(t Take) (msg string, err error) {
 		if n := framesIn(dir); n > 0 {
 			// Never replace frames the export did not write (and never
 			// remove them when a later frame fails).
@@ -67,8 +67,8 @@ func (s *Studio) ExportFrames(id, dir string) {
 			}
 		}()
 		// The MP4 decoded at full size when the build reads MP4.
-		if s.opts.Opener != nil && t.Has(VideoFile) {
-			if src, err := s.opts.Opener(filepath.Join(t.Dir, VideoFile)); err == nil {
+		if tk.s.opts.Opener != nil && t.Has(VideoFile) {
+			if src, err := tk.s.opts.Opener(filepath.Join(t.Dir, VideoFile)); err == nil {
 				n := 0
 				err = src.Frames(context.Background(), 0, func(i int, f *image.RGBA) error {
 					n++
@@ -86,7 +86,7 @@ func (s *Studio) ExportFrames(id, dir string) {
 		var frames []image.Image
 		note := ""
 		{
-			c, err := s.library().LoadClip(t)
+			c, err := tk.s.library().LoadClip(t)
 			if err != nil {
 				return "", err
 			}
@@ -120,27 +120,27 @@ func removeEmpty(path string) {
 	}
 }
 
-func (s *Studio) export(id, dst string, fn func(Take) (string, error)) {
-	t, ok := s.take(id)
+func (tk Takes) export(id, dst string, fn func(Take) (string, error)) {
+	t, ok := tk.s.take(id)
 	if !ok {
-		s.Notify(Warn, "Choose a take in the library first.")
+		tk.s.Notify(Warn, "Choose a take in the library first.")
 		return
 	}
-	s.opts.Go(func() {
-		if s.takeGone(t) {
+	tk.s.opts.Go(func() {
+		if tk.s.takeGone(t) {
 			removeEmpty(dst)
 			return
 		}
 		msg, err := fn(t)
 		if err != nil {
 			if errors.Is(err, ErrDiskFull) {
-				s.Notify(Fail, "The export failed: the disk is full. Nothing partial was left behind.")
+				tk.s.Notify(Fail, "The export failed: the disk is full. Nothing partial was left behind.")
 				return
 			}
-			s.Notify(Fail, "The export of “"+t.Meta.Title+"” failed: "+err.Error())
+			tk.s.Notify(Fail, "The export of “"+t.Meta.Title+"” failed: "+err.Error())
 			return
 		}
-		s.Notify(Info, msg)
+		tk.s.Notify(Info, msg)
 	})
 }
 

@@ -58,41 +58,41 @@ func (s *Studio) recordLocked(before Draft) {
 }
 
 // Undo restores the draft before the last change; Redo brings it back.
-func (s *Studio) Undo() { s.step(&s.hist.past, &s.hist.future) }
+func (c Compose) Undo() { c.step(&c.s.hist.past, &c.s.hist.future) }
 
 // Redo re-applies the change the last Undo took back.
-func (s *Studio) Redo() { s.step(&s.hist.future, &s.hist.past) }
+func (c Compose) Redo() { c.step(&c.s.hist.future, &c.s.hist.past) }
 
-func (s *Studio) step(from, to *[]Draft) {
-	s.mu.Lock()
+func (c Compose) step(from, to *[]Draft) {
+	c.s.mu.Lock()
 	if len(*from) == 0 {
-		s.mu.Unlock()
+		c.s.mu.Unlock()
 		return
 	}
 	d := (*from)[len(*from)-1]
 	*from = (*from)[:len(*from)-1]
-	*to = append(*to, s.draft.Clone())
-	s.hist.typing = false
-	s.draft = d.Clone()
-	s.draftVer++
-	s.changedLocked()
-	s.schedulePlanLocked()
-	s.scheduleProbesLocked()
-	for i := len(s.notices) - 1; i >= 0; i-- {
-		if s.notices[i].Action == "Undo" {
-			s.notices = append(s.notices[:i:i], s.notices[i+1:]...)
+	*to = append(*to, c.s.draft.Clone())
+	c.s.hist.typing = false
+	c.s.draft = d.Clone()
+	c.s.draftVer++
+	c.s.changedLocked()
+	c.s.schedulePlanLocked()
+	c.s.scheduleProbesLocked()
+	for i := len(c.s.notices) - 1; i >= 0; i-- {
+		if c.s.notices[i].Action == "Undo" {
+			c.s.notices = append(c.s.notices[:i:i], c.s.notices[i+1:]...)
 		}
 	}
-	s.mu.Unlock()
-	s.afterEdit()
+	c.s.mu.Unlock()
+	c.s.afterEdit()
 }
 
 // ForgetHistory empties the undo history (after the start-up restores the
 // last draft and settings, which are not steps the user can undo).
-func (s *Studio) ForgetHistory() {
-	s.mu.Lock()
-	s.hist = history{}
-	s.changedLocked()
-	s.mu.Unlock()
-	s.notify()
+func (c Compose) ForgetHistory() {
+	c.s.mu.Lock()
+	c.s.hist = history{}
+	c.s.changedLocked()
+	c.s.mu.Unlock()
+	c.s.notify()
 }

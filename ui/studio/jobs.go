@@ -12,6 +12,46 @@ import (
 	"h3studio/engine/media"
 )
 
+// Queue is the generation queue: takes asked for by the window (the
+// draft, a seed grid, the first start's sample take) and by the local
+// /v1/videos API, run one at a time on the loaded model or, with
+// SetRemote, on a server. The jobs live in the Studio (Snapshot.Jobs) so
+// the progress panel, the viewer's live preview and the library see one
+// state; Queue is the handle on them (Studio.Queue).
+type Queue struct{ s *Studio }
+
+// Queue returns the generation queue.
+func (s *Studio) Queue() Queue { return Queue{s} }
+
+// Generating reports whether a take the user asked for is running or
+// queued. The first start's sample take does not count: quitting just
+// cancels it.
+func (q Queue) Generating() bool {
+	q.s.mu.Lock()
+	defer q.s.mu.Unlock()
+	for _, j := range q.s.jobs {
+		if (j.state == JobQueued || j.state == JobRunning) && !j.sample {
+			return true
+		}
+	}
+	return false
+}
+
+// Busy reports whether a job is running or queued.
+func (q Queue) Busy() bool {
+	q.s.mu.Lock()
+	defer q.s.mu.Unlock()
+	if q.s.running != nil {
+		return true
+	}
+	for _, j := range q.s.jobs {
+		if j.state == JobQueued {
+			return true
+		}
+	}
+	return false
+}
+
 // JobID identifies a job of this session.
 type JobID int
 
@@ -238,21 +278,21 @@ var ErrNotReady = errors.New("studio: not ready")
 
 // Generate queues the draft as a job. While a job runs, the new one waits
 // its turn (Generate again while running queues).
-func (s *Studio) Generate() (JobID, error) {
-	s.mu.Lock()
-	ok, why := s.canGenerateLocked(s.problemsLocked())
+func (q Queue) Generate() (JobID, error) {
+	q.s.mu.Lock()
+	ok, why := q.s.canGenerateLocked(q.s.problemsLocked())
 	if !ok {
-		s.mu.Unlock()
+		q.s.mu.Unlock()
 		return 0, fmt.Errorf("%w: %s", ErrNotReady, why)
 	}
 	var plan *engine.Plan
-	if s.plan != nil && s.planVer == s.draftVer {
-		p := *s.plan
+	if q.s.plan != nil && q.s.planVer == q.s.draftVer {
+		p := *q.s.plan
 		plan = &p
 	}
-	id := s.enqueueLocked(s.draft.Clone(), plan)
-	s.mu.Unlock()
-	s.notify()
+	id := q.s.enqueueLocked(q.s.draft.Clone(), plan)
+	q.s.mu.Unlock()
+	q.s.notify()
 	return id, nil
 }
 
@@ -311,22 +351,22 @@ func (s *Studio) sortJobsLocked() {
 // Cancel stops a job: a queued one leaves the queue, the running one is
 // cancelled through its context (the engine stops at its next step, tile or
 // block boundary and nothing reaches the library).
-func (s *Studio) Cancel(id JobID) {
-	s.update(func() {
-		for _, j := range s.jobs {
+func (q Queue) Cancel(id JobID) {
+	q.s.update(func() {
+		for _, j := range q.s.jobs {
 			if j.id != id {
 				continue
 			}
 			switch j.state {
 			case JobQueued:
 				j.state = JobCancelled
-				j.finished = s.opts.Now()
+				j.finished = q.s.opts.Now()
 				j.message = "Removed from the queue."
 				if end := j.onEnd; end != nil {
 					j.onEnd = nil
-					s.opts.Go(end)
+					q.s.opts.Go(end)
 				}
-				s.sortJobsLocked()
+				q.s.sortJobsLocked()
 			case JobRunning:
 				j.cancelAsked = true
 				if j.cancel != nil {
@@ -338,17 +378,17 @@ func (s *Studio) Cancel(id JobID) {
 }
 
 // CancelAll cancels the running job and empties the queue.
-func (s *Studio) CancelAll() {
-	s.mu.Lock()
+func (q Queue) CancelAll() {
+	q.s.mu.Lock()
 	var ids []JobID
-	for _, j := range s.jobs {
+	for _, j := range q.s.jobs {
 		if j.state == JobQueued || j.state == JobRunning {
 			ids = append(ids, j.id)
 		}
 	}
-	s.mu.Unlock()
+	q.s.mu.Unlock()
 	for i := len(ids) - 1; i >= 0; i-- {
-		s.Cancel(ids[i])
+		q.Cancel(ids[i])
 	}
 }
 

@@ -153,7 +153,7 @@ func FuzzSplitMJPEG(f *testing.F) {
 func TestTakeRecordBothWays(t *testing.T) {
 	e := newEnv(t, fakeengine.Options{}, false)
 	e.tiny()
-	if _, err := e.s.Generate(); err != nil {
+	if _, err := e.s.Queue().Generate(); err != nil {
 		t.Fatal(err)
 	}
 	sn := e.settle(func(sn studio.Snapshot) bool { return len(sn.Takes) == 1 })
@@ -180,7 +180,7 @@ func TestTakeRecordBothWays(t *testing.T) {
 	if err := take.Write(filepath.Join(cli, take.File), take.FromResult(res, "test", "/models/h3", "CPU", "cpu")); err != nil {
 		t.Fatal(err)
 	}
-	e.s.RefreshLibrary()
+	e.s.Takes().Refresh()
 	sn = e.settle(func(sn studio.Snapshot) bool { return len(sn.Takes) == 2 })
 	var got studio.Take
 	for _, tk := range sn.Takes {
@@ -194,7 +194,7 @@ func TestTakeRecordBothWays(t *testing.T) {
 		t.Fatalf("command-line take in the library: %+v", got)
 	}
 
-	e.s.Rerun("cli-take", false)
+	e.s.Takes().Rerun("cli-take", false)
 	sn = e.settle(func(sn studio.Snapshot) bool { return len(sn.Takes) == 3 })
 	var again studio.Take
 	for _, tk := range sn.Takes {

@@ -54,7 +54,7 @@ func inspectLoRA(l LoRAChoice) LoRAChoice {
 // file already there is switched on. A file that is not a MiniMax-H3 LoRA
 // is refused with a notice naming it and why. Files are read (their
 // headers only) before the draft changes.
-func (s *Studio) AddLoRAs(paths []string) {
+func (c Compose) AddLoRAs(paths []string) {
 	var add []LoRAChoice
 	for _, p := range paths {
 		if abs, err := filepath.Abs(p); err == nil {
@@ -62,7 +62,7 @@ func (s *Studio) AddLoRAs(paths []string) {
 		}
 		l := inspectLoRA(LoRAChoice{Path: p, Strength: 1, On: true})
 		if l.Problem != "" {
-			s.Notify(Warn, fmt.Sprintf("%s is not a LoRA H3 Studio can use: %s", l.Name(), l.Problem))
+			c.s.Notify(Warn, fmt.Sprintf("%s is not a LoRA H3 Studio can use: %s", l.Name(), l.Problem))
 			continue
 		}
 		add = append(add, l)
@@ -70,7 +70,7 @@ func (s *Studio) AddLoRAs(paths []string) {
 	if len(add) == 0 {
 		return
 	}
-	s.editDraft(func(d *Draft) {
+	c.s.editDraft(func(d *Draft) {
 		for _, l := range add {
 			if i := loraIndex(d.Settings.LoRAs, l.Path); i >= 0 {
 				d.Settings.LoRAs[i].On, d.Settings.LoRAs[i].Summary, d.Settings.LoRAs[i].Problem = true, l.Summary, ""
@@ -91,8 +91,8 @@ func loraIndex(ls []LoRAChoice, path string) int {
 }
 
 // editLoRA changes the library entry of path (nothing when absent).
-func (s *Studio) editLoRA(path string, fn func(l *LoRAChoice)) {
-	s.editDraft(func(d *Draft) {
+func (c Compose) editLoRA(path string, fn func(l *LoRAChoice)) {
+	c.s.editDraft(func(d *Draft) {
 		if i := loraIndex(d.Settings.LoRAs, path); i >= 0 {
 			ls := append([]LoRAChoice(nil), d.Settings.LoRAs...)
 			fn(&ls[i])
@@ -102,8 +102,8 @@ func (s *Studio) editLoRA(path string, fn func(l *LoRAChoice)) {
 }
 
 // RemoveLoRA takes a file out of the library.
-func (s *Studio) RemoveLoRA(path string) {
-	s.editDraft(func(d *Draft) {
+func (c Compose) RemoveLoRA(path string) {
+	c.s.editDraft(func(d *Draft) {
 		if i := loraIndex(d.Settings.LoRAs, path); i >= 0 {
 			d.Settings.LoRAs = append(append([]LoRAChoice(nil), d.Settings.LoRAs[:i]...), d.Settings.LoRAs[i+1:]...)
 		}
@@ -111,22 +111,22 @@ func (s *Studio) RemoveLoRA(path string) {
 }
 
 // SetLoRAOn switches a library LoRA on or off for the next take.
-func (s *Studio) SetLoRAOn(path string, on bool) { s.editLoRA(path, func(l *LoRAChoice) { l.On = on }) }
+func (c Compose) SetLoRAOn(path string, on bool) { c.editLoRA(path, func(l *LoRAChoice) { l.On = on }) }
 
 // SetLoRAStrength sets a library LoRA's strength, clamped to the slider's
 // range and rounded to 0.05.
-func (s *Studio) SetLoRAStrength(path string, v float64) {
+func (c Compose) SetLoRAStrength(path string, v float64) {
 	if math.IsNaN(v) {
 		return
 	}
 	v = math.Round(min(max(v, MinLoRAStrength), MaxLoRAStrength)*20) / 20
-	s.editLoRA(path, func(l *LoRAChoice) { l.Strength = v })
+	c.editLoRA(path, func(l *LoRAChoice) { l.Strength = v })
 }
 
 // SetTurbo sets the Turbo preset: 0 (off), 4, 6 or 8 passes. With Turbo on,
 // the preset's speed controls give way to the Turbo preset's (unless they
 // were changed by hand under Advanced).
-func (s *Studio) SetTurbo(passes int) {
+func (c Compose) SetTurbo(passes int) {
 	ok := false
 	for _, t := range TurboChoices {
 		ok = ok || t == passes
@@ -134,7 +134,7 @@ func (s *Studio) SetTurbo(passes int) {
 	if !ok {
 		return
 	}
-	s.editDraft(func(d *Draft) { d.Settings.Turbo = passes })
+	c.s.editDraft(func(d *Draft) { d.Settings.Turbo = passes })
 }
 
 // loraRequest is the engine's list of the switched-on LoRAs.

@@ -33,8 +33,8 @@ func MemoryQualityOf(f engine.QualityFloor) MemoryQuality {
 }
 
 // SetMemoryQuality sets the automatic memory mode's quality floor.
-func (s *Studio) SetMemoryQuality(f engine.QualityFloor) {
-	s.editDraft(func(d *Draft) { d.Settings.MemoryQuality = f })
+func (c Compose) SetMemoryQuality(f engine.QualityFloor) {
+	c.s.editDraft(func(d *Draft) { d.Settings.MemoryQuality = f })
 }
 
 // MemoryLine is the plan line before a take: the memory mode the engine

@@ -23,8 +23,8 @@ func memoryStudio(t *testing.T, budget int64) (*studio.Studio, *uitest.Queue) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	s.SetModel(dir)
-	s.SetPrompt("A fox.")
+	s.Model().Use(dir)
+	s.Compose().SetPrompt("A fox.")
 	x.Drain()
 	return s, x
 }
@@ -61,7 +61,7 @@ func TestMemoryModeShownAndSwapWarned(t *testing.T) {
 		t.Errorf("a take that fits is warned: %+v", w)
 	}
 
-	s.SetMemoryQuality(engine.BestQuality)
+	s.Compose().SetMemoryQuality(engine.BestQuality)
 	x.Drain()
 	sn = s.Snapshot()
 	if line := studio.MemoryLine(sn.Plan, sn.Draft.Settings); sn.Plan.Memory != engine.MemoryStreaming || !strings.Contains(line, "Best quality") {
@@ -71,7 +71,7 @@ func TestMemoryModeShownAndSwapWarned(t *testing.T) {
 		t.Errorf("settings keep floor %q", q)
 	}
 
-	s.SetMemory(engine.MemoryResident)
+	s.Compose().SetMemory(engine.MemoryResident)
 	x.Drain()
 	sn = s.Snapshot()
 	w := swapWarning(sn)

@@ -7,52 +7,76 @@ import (
 	"h3studio/engine"
 )
 
-// SetModel chooses a model folder: it is inspected (the `h3studio info`
+// Model is the model the studio generates with: the folder chosen (or the
+// demo checkpoint), inspected without loading weights, opened in the
+// background and watched while its files arrive. Its state lives in the
+// Studio (Snapshot.Model) beside the generator the queue and the planner
+// use; Model is the handle on it (Studio.Model). Models, by contrast,
+// manages the model folders on disk (downloads, verification).
+type Model struct{ s *Studio }
+
+// Model returns the model the studio generates with.
+func (s *Studio) Model() Model { return Model{s} }
+
+// Name is the ready model's name ("" while none is ready).
+func (m Model) Name() string {
+	m.s.mu.Lock()
+	defer m.s.mu.Unlock()
+	if !m.s.model.Ready || m.s.gen == nil {
+		return ""
+	}
+	if m.s.model.Info.Name != "" {
+		return m.s.model.Info.Name
+	}
+	return "MiniMax-H3"
+}
+
+// Use chooses a model folder: it is inspected (the `h3studio info`
 // report, no weights mapped) and, when usable, opened — both in the
 // background — and then watched, so a folder that is still downloading is
 // validated again as its files arrive.
-func (s *Studio) SetModel(dir string) {
-	s.mu.Lock()
-	s.modelSeq++
-	seq := s.modelSeq
-	s.model = ModelState{Info: ModelInfo{Dir: dir, Name: "Checking the model…"}, Loading: true}
-	s.gen = nil
-	s.resetPlanLocked()
-	s.changedLocked()
-	s.mu.Unlock()
-	s.notify()
-	if s.watch != nil {
-		s.watch.setModel(dir)
+func (m Model) Use(dir string) {
+	m.s.mu.Lock()
+	m.s.modelSeq++
+	seq := m.s.modelSeq
+	m.s.model = ModelState{Info: ModelInfo{Dir: dir, Name: "Checking the model…"}, Loading: true}
+	m.s.gen = nil
+	m.s.resetPlanLocked()
+	m.s.changedLocked()
+	m.s.mu.Unlock()
+	m.s.notify()
+	if m.s.watch != nil {
+		m.s.watch.setModel(dir)
 	}
-	s.opts.Go(func() { s.openModel(seq, dir, false) })
+	m.s.opts.Go(func() { m.s.openModel(seq, dir, false) })
 }
 
 // UseDemo switches to the demo checkpoint, writing it first if needed.
-func (s *Studio) UseDemo() {
-	s.mu.Lock()
-	s.modelSeq++
-	seq := s.modelSeq
-	s.model = ModelState{Info: ModelInfo{Name: "Preparing the demo checkpoint…", Demo: true}, Loading: true}
-	s.gen = nil
-	s.resetPlanLocked()
-	s.changedLocked()
-	s.mu.Unlock()
-	s.notify()
-	s.opts.Go(func() {
-		dir, err := s.opts.Engine.Demo()
+func (m Model) UseDemo() {
+	m.s.mu.Lock()
+	m.s.modelSeq++
+	seq := m.s.modelSeq
+	m.s.model = ModelState{Info: ModelInfo{Name: "Preparing the demo checkpoint…", Demo: true}, Loading: true}
+	m.s.gen = nil
+	m.s.resetPlanLocked()
+	m.s.changedLocked()
+	m.s.mu.Unlock()
+	m.s.notify()
+	m.s.opts.Go(func() {
+		dir, err := m.s.opts.Engine.Demo()
 		if err != nil {
-			s.update(func() {
-				if s.modelSeq != seq {
+			m.s.update(func() {
+				if m.s.modelSeq != seq {
 					return
 				}
-				s.model = ModelState{Info: ModelInfo{Name: "Demo checkpoint", Demo: true, Problem: "the demo checkpoint can't be prepared: " + err.Error()}}
+				m.s.model = ModelState{Info: ModelInfo{Name: "Demo checkpoint", Demo: true, Problem: "the demo checkpoint can't be prepared: " + err.Error()}}
 			})
 			return
 		}
-		if s.watch != nil {
-			s.watch.setModel(dir)
+		if m.s.watch != nil {
+			m.s.watch.setModel(dir)
 		}
-		s.openModel(seq, dir, false)
+		m.s.openModel(seq, dir, false)
 	})
 }
 
@@ -127,8 +151,8 @@ func (s *Studio) modelChanged() {
 	s.openModel(seq, dir, true)
 }
 
-// ReloadModel inspects the current model folder again.
-func (s *Studio) ReloadModel() { s.opts.Go(s.modelChanged) }
+// Reload inspects the current model folder again.
+func (m Model) Reload() { m.s.opts.Go(m.s.modelChanged) }
 
 // schedulePlanLocked asks the engine for a plan of the current draft (and
 // estimates for every quality preset) in the background; the latest draft

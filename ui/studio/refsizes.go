@@ -32,6 +32,6 @@ func RefSizeOf(s Settings) RefSize {
 }
 
 // SetRefSize selects how references are sized.
-func (s *Studio) SetRefSize(r RefSize) {
-	s.editDraft(func(d *Draft) { d.Settings.RefImageSize, d.Settings.RefVideoCanvas = r.Image, r.Video })
+func (c Compose) SetRefSize(r RefSize) {
+	c.s.editDraft(func(d *Draft) { d.Settings.RefImageSize, d.Settings.RefVideoCanvas = r.Image, r.Video })
 }

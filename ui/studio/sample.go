@@ -211,10 +211,10 @@ func SampleDraft() Draft {
 // in the progress panel, cancelled by Close or Cancel like any job; the
 // viewer keeps the placeholder until the take is saved, then shows it
 // unless the user has chosen something else). It runs at most once.
-func (s *Studio) RenderSampleTake() {
-	s.update(func() {
-		s.sampleWanted = true
-		s.maybeSampleLocked()
+func (q Queue) RenderSampleTake() {
+	q.s.update(func() {
+		q.s.sampleWanted = true
+		q.s.maybeSampleLocked()
 	})
 }
 

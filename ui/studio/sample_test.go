@@ -64,11 +64,11 @@ func firstStart(t *testing.T, o fakeengine.Options, async bool, takes int) (*stu
 		if err != nil {
 			t.Fatal(err)
 		}
-		s.UseDemo()
-		s.SetPrompt("An earlier take.")
-		s.SetSettings(studio.DemoSettings())
+		s.Model().UseDemo()
+		s.Compose().SetPrompt("An earlier take.")
+		s.Compose().SetSettings(studio.DemoSettings())
 		waitState(t, "the awaited state", s, x, nil, func(sn studio.Snapshot) bool { return sn.CanGenerate })
-		if _, err := s.Generate(); err != nil {
+		if _, err := s.Queue().Generate(); err != nil {
 			t.Fatal(err)
 		}
 		waitState(t, "the awaited state", s, x, nil, func(sn studio.Snapshot) bool { return len(sn.Takes) == 1 })
@@ -81,8 +81,8 @@ func firstStart(t *testing.T, o fakeengine.Options, async bool, takes int) (*stu
 	t.Cleanup(s.Close)
 	wake := uitest.NewWake()
 	s.Subscribe(wake.Signal)
-	s.UseDemo()
-	s.RenderSampleTake()
+	s.Model().UseDemo()
+	s.Queue().RenderSampleTake()
 	return s, x, libDir, wake
 }
 
@@ -126,7 +126,7 @@ func TestSampleTakeOnFirstStart(t *testing.T) {
 		t.Errorf("the sample changed the user's draft: %q", sn.Draft.Prompt)
 	}
 	// Once only, and never over an existing library.
-	s.RenderSampleTake()
+	s.Queue().RenderSampleTake()
 	sn = waitState(t, "the awaited state", s, x, nil, func(studio.Snapshot) bool { return true })
 	if len(sn.Jobs) != 1 {
 		t.Errorf("a second sample: %+v", sn.Jobs)
@@ -155,11 +155,11 @@ func TestSampleCancelledOnClose(t *testing.T) {
 	}
 	deadline := time.After(20 * time.Second)
 	hold <- struct{}{}
-	if !s.Busy() || s.Generating() {
-		t.Errorf("Busy %v, Generating %v while only the sample renders", s.Busy(), s.Generating())
+	if !s.Queue().Busy() || s.Queue().Generating() {
+		t.Errorf("Busy %v, Generating %v while only the sample renders", s.Queue().Busy(), s.Queue().Generating())
 	}
 	s.Close()
-	for s.Busy() {
+	for s.Queue().Busy() {
 		select {
 		case hold <- struct{}{}:
 		case <-wake:

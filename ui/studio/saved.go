@@ -36,34 +36,34 @@ func (sd SavedDraft) Empty() bool {
 	return sd.Prompt == "" && sd.First == "" && sd.Last == "" && len(sd.References) == 0
 }
 
-// RestoreDraft puts a saved draft back into Compose (at start-up: the
+// Restore puts a saved draft back into Compose (at start-up: the
 // prompt and files the user left, so quitting loses nothing they typed).
 // The settings stay as they are; the files are read again in the
 // background. It is not an undoable replacement.
-func (s *Studio) RestoreDraft(sd SavedDraft) {
+func (c Compose) Restore(sd SavedDraft) {
 	file := func(p string) Media {
 		if p == "" {
 			return Media{}
 		}
 		return probing(p)
 	}
-	s.mu.Lock()
-	d := s.draft.Clone()
+	c.s.mu.Lock()
+	d := c.s.draft.Clone()
 	d.Prompt, d.First, d.Last, d.KeepLabels = sd.Prompt, file(sd.First), file(sd.Last), !sd.FreeLabels
 	d.References = nil
 	for _, r := range sd.References {
 		if r.Path == "" {
 			continue
 		}
-		s.nextRefID++
-		ref := Reference{ID: s.nextRefID, Media: file(r.Path), Silent: r.Silent}
+		c.s.nextRefID++
+		ref := Reference{ID: c.s.nextRefID, Media: file(r.Path), Silent: r.Silent}
 		if r.Sound != "" {
 			ref.Sound = Media{Path: r.Sound, Kind: media.KindAudio, State: MediaProbing}
 		}
 		d.References = append(d.References, ref)
 	}
-	s.draft = d
-	s.afterEditLocked(d) // the labels were in step when it was saved
-	s.mu.Unlock()
-	s.afterEdit()
+	c.s.draft = d
+	c.s.afterEditLocked(d) // the labels were in step when it was saved
+	c.s.mu.Unlock()
+	c.s.afterEdit()
 }

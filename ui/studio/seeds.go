@@ -16,29 +16,29 @@ const (
 // draft's seed, then the next n−1 seeds, in that order, so the takes differ
 // only by their seed. The draft keeps its seed. It returns the jobs in seed
 // order (the grid's cells).
-func (s *Studio) GenerateSeeds(n int) ([]JobID, error) {
+func (q Queue) GenerateSeeds(n int) ([]JobID, error) {
 	if n < MinSeeds || n > MaxSeeds {
 		return nil, fmt.Errorf("studio: %d seeds, expected %d…%d", n, MinSeeds, MaxSeeds)
 	}
-	s.mu.Lock()
-	ok, why := s.canGenerateLocked(s.problemsLocked())
+	q.s.mu.Lock()
+	ok, why := q.s.canGenerateLocked(q.s.problemsLocked())
 	if !ok {
-		s.mu.Unlock()
+		q.s.mu.Unlock()
 		return nil, fmt.Errorf("%w: %s", ErrNotReady, why)
 	}
 	var plan *engine.Plan
-	if s.plan != nil && s.planVer == s.draftVer {
-		p := *s.plan
+	if q.s.plan != nil && q.s.planVer == q.s.draftVer {
+		p := *q.s.plan
 		plan = &p
 	}
 	ids := make([]JobID, n)
 	for k := range ids {
-		d := s.draft.Clone()
+		d := q.s.draft.Clone()
 		d.Settings.Seed += uint64(k)
-		ids[k] = s.enqueueLocked(d, plan)
+		ids[k] = q.s.enqueueLocked(d, plan)
 	}
-	s.mu.Unlock()
-	s.notify()
+	q.s.mu.Unlock()
+	q.s.notify()
 	return ids, nil
 }
 

@@ -6,6 +6,13 @@
 // library of takes on disk, the viewer's clip, and fsnotify watching of
 // the model folder and the input files.
 //
+// What the UI does goes through a few nouns, small handles on the one
+// Studio that share its state and its lock: Compose (the draft), Queue
+// (the jobs), Model (the model generating them), Takes (the library's
+// takes and the viewer), and the Timeline (NewTimeline). The Studio itself
+// keeps what they share: Subscribe, Snapshot, the notices, the library
+// folder and Close.
+//
 // It talks to the engine only through Generator (Plan and Generate) and
 // Engine (inspecting and opening model folders); app/ supplies the real
 // ones, tests and the -fake-engine developer flag a fake.
@@ -113,7 +120,7 @@ type Studio struct {
 	gen      Generator
 	modelSeq int
 
-	// remote, when set, runs new takes on a server (SetRemote).
+	// remote, when set, runs new takes on a server (Queue.SetRemote).
 	remote Generator
 
 	plan      *engine.Plan
@@ -220,7 +227,7 @@ func New(o Options) (*Studio, error) {
 			return nil, err
 		}
 		s.watch = w
-		if lw, err := newLibWatcher(o.WatchDelay, s.RefreshLibrary); err == nil {
+		if lw, err := newLibWatcher(o.WatchDelay, s.Takes().Refresh); err == nil {
 			s.libWatch = lw
 			lw.follow(o.Library.Dir)
 		}
@@ -508,33 +515,4 @@ func (s *Studio) Close() {
 		s.libWatch.close()
 	}
 	s.notify()
-}
-
-// Generating reports whether a take the user asked for is running or
-// queued. The first start's sample take does not count: quitting just
-// cancels it.
-func (s *Studio) Generating() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, j := range s.jobs {
-		if (j.state == JobQueued || j.state == JobRunning) && !j.sample {
-			return true
-		}
-	}
-	return false
-}
-
-// Busy reports whether a job is running or queued.
-func (s *Studio) Busy() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.running != nil {
-		return true
-	}
-	for _, j := range s.jobs {
-		if j.state == JobQueued {
-			return true
-		}
-	}
-	return false
 }

@@ -71,7 +71,7 @@ func startEnv(t *testing.T, o fakeengine.Options, edit func(*studio.Options)) *e
 	e.s.Subscribe(e.wake.Signal)
 	model := filepath.Join(dir, "model")
 	os.MkdirAll(model, 0o755)
-	e.s.SetModel(model)
+	e.s.Model().Use(model)
 	e.settle(func(sn studio.Snapshot) bool { return sn.Model.Ready && sn.LibraryLoaded })
 	return e
 }
@@ -125,8 +125,8 @@ func (e *env) wav(name string, secs float64) string {
 
 func (e *env) tiny() {
 	st := studio.DemoSettings()
-	e.s.SetSettings(st)
-	e.s.SetPrompt("A red fox walks through fresh snow.")
+	e.s.Compose().SetSettings(st)
+	e.s.Compose().SetPrompt("A red fox walks through fresh snow.")
 }
 
 func takeDirs(t *testing.T, lib string) (takes, staging []string) {
@@ -156,7 +156,7 @@ func TestGenerateSavesTake(t *testing.T) {
 	if sn.Plan.Request.Frames != 22 || sn.Estimates[engine.PresetPreview] == 0 {
 		t.Errorf("plan %+v, estimates %v", sn.Plan, sn.Estimates)
 	}
-	id, err := e.s.Generate()
+	id, err := e.s.Queue().Generate()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,12 +216,12 @@ func TestQueueRunsOneAtATime(t *testing.T) {
 	hold := make(chan struct{})
 	e := newEnv(t, fakeengine.Options{Hold: hold}, true)
 	e.tiny()
-	a, err := e.s.Generate()
+	a, err := e.s.Queue().Generate()
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.s.SetSeed(7)
-	b, err := e.s.Generate()
+	e.s.Compose().SetSeed(7)
+	b, err := e.s.Queue().Generate()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,7 +267,7 @@ func TestCancelRunningLeavesNothing(t *testing.T) {
 	hold := make(chan struct{})
 	e := newEnv(t, fakeengine.Options{Hold: hold}, true)
 	e.tiny()
-	id, _ := e.s.Generate()
+	id, _ := e.s.Queue().Generate()
 	// Let it reach denoising.
 	for i := 0; i < 8; i++ {
 		hold <- struct{}{}
@@ -278,7 +278,7 @@ func TestCancelRunningLeavesNothing(t *testing.T) {
 	if sn.Running.ETA <= 0 || sn.Running.Elapsed <= 0 {
 		t.Errorf("running view %+v", sn.Running)
 	}
-	e.s.Cancel(id)
+	e.s.Queue().Cancel(id)
 	sn = e.settle(func(sn studio.Snapshot) bool { return sn.Jobs[0].State == studio.JobCancelled && sn.Running == nil })
 	takes, staging := takeDirs(t, e.lib)
 	if len(takes) != 0 || len(staging) != 0 {
@@ -293,11 +293,11 @@ func TestCancelQueued(t *testing.T) {
 	hold := make(chan struct{})
 	e := newEnv(t, fakeengine.Options{Hold: hold}, true)
 	e.tiny()
-	a, _ := e.s.Generate()
-	b, _ := e.s.Generate()
-	e.s.Cancel(b)
-	e.s.Cancel(a)
-	sn := e.settle(func(sn studio.Snapshot) bool { return sn.Running == nil && !e.s.Busy() })
+	a, _ := e.s.Queue().Generate()
+	b, _ := e.s.Queue().Generate()
+	e.s.Queue().Cancel(b)
+	e.s.Queue().Cancel(a)
+	sn := e.settle(func(sn studio.Snapshot) bool { return sn.Running == nil && !e.s.Queue().Busy() })
 	for _, j := range sn.Jobs {
 		if j.State != studio.JobCancelled {
 			t.Errorf("job %d is %s", j.ID, j.State)
@@ -322,13 +322,13 @@ func (f *fullDisk) Close() error { return nil }
 func TestDiskFullKeepsLibrary(t *testing.T) {
 	e := newEnv(t, fakeengine.Options{}, false)
 	e.tiny()
-	e.s.Generate()
+	e.s.Queue().Generate()
 	e.settle(func(sn studio.Snapshot) bool { return len(sn.Jobs) == 1 && sn.Jobs[0].State == studio.JobDone })
 	before, _ := takeDirs(t, e.lib)
 	restore := studio.SetCreateFile(func(string) (io.WriteCloser, error) { return &fullDisk{}, nil })
 	defer restore()
-	e.s.SetSeed(9)
-	e.s.Generate()
+	e.s.Compose().SetSeed(9)
+	e.s.Queue().Generate()
 	sn := e.settle(func(sn studio.Snapshot) bool { return sn.Jobs[0].State == studio.JobFailed })
 	if !strings.HasPrefix(sn.Jobs[0].Message, "The disk is full, so the take could not be saved. Nothing in the library was changed") {
 		t.Errorf("message %q", sn.Jobs[0].Message)
@@ -354,7 +354,7 @@ func TestDiskFullKeepsLibrary(t *testing.T) {
 func TestExports(t *testing.T) {
 	e := newEnv(t, fakeengine.Options{}, false)
 	e.tiny()
-	e.s.Generate()
+	e.s.Queue().Generate()
 	sn := e.settle(func(sn studio.Snapshot) bool { return len(sn.Takes) == 1 })
 	take := sn.Takes[0]
 	out := t.TempDir()
@@ -379,7 +379,7 @@ func TestExports(t *testing.T) {
 
 	// Audio: the take's WAV, unchanged.
 	wav := filepath.Join(out, "fox.wav")
-	e.s.ExportAudio(take.ID, wav)
+	e.s.Takes().ExportAudio(take.ID, wav)
 	if n := lastNotice(); n.Level != studio.Info || !strings.Contains(n.Text, "Exported fox.wav") {
 		t.Errorf("audio export notice %+v", n)
 	}
@@ -393,7 +393,7 @@ func TestExports(t *testing.T) {
 	// (not even the empty one the save dialog creates).
 	mp4 := filepath.Join(out, "fox.mp4")
 	os.WriteFile(mp4, nil, 0o644)
-	e.s.ExportMP4(take.ID, mp4)
+	e.s.Takes().ExportMP4(take.ID, mp4)
 	if n := lastNotice(); n.Level != studio.Fail || !strings.Contains(n.Text, "has no MP4") {
 		t.Errorf("MP4 export notice %+v", n)
 	}
@@ -403,7 +403,7 @@ func TestExports(t *testing.T) {
 
 	// Frames: every frame as a PNG.
 	frames := filepath.Join(out, "frames")
-	e.s.ExportFrames(take.ID, frames)
+	e.s.Takes().ExportFrames(take.ID, frames)
 	if n := lastNotice(); n.Level != studio.Info || !strings.Contains(n.Text, "Exported 22 frames") {
 		t.Errorf("frames export notice %+v", n)
 	}
@@ -423,7 +423,7 @@ func TestExports(t *testing.T) {
 	mine := filepath.Join(out, "mine")
 	os.MkdirAll(mine, 0o755)
 	os.WriteFile(filepath.Join(mine, "frame-00001.png"), []byte("my drawing"), 0o644)
-	e.s.ExportFrames(take.ID, mine)
+	e.s.Takes().ExportFrames(take.ID, mine)
 	if n := lastNotice(); n.Level != studio.Fail || !strings.Contains(n.Text, "already holds 1 frame") {
 		t.Errorf("export over frames: notice %+v", n)
 	}
@@ -439,8 +439,8 @@ func TestExports(t *testing.T) {
 	restore := studio.SetCreateFile(func(string) (io.WriteCloser, error) { return &fullDisk{}, nil })
 	wav2 := filepath.Join(out, "fox2.wav")
 	os.WriteFile(wav2, nil, 0o644)
-	e.s.ExportAudio(take.ID, wav2)
-	e.s.ExportAudio(take.ID, wav)
+	e.s.Takes().ExportAudio(take.ID, wav2)
+	e.s.Takes().ExportAudio(take.ID, wav)
 	if n := lastNotice(); n.Level != studio.Fail || !strings.Contains(n.Text, "disk is full") {
 		t.Errorf("full-disk sound export notice %+v", n)
 	}
@@ -463,7 +463,7 @@ func TestExports(t *testing.T) {
 		}
 		return os.Create(p)
 	})
-	e.s.ExportFrames(take.ID, full)
+	e.s.Takes().ExportFrames(take.ID, full)
 	notice := lastNotice()
 	restore()
 	if notice.Level != studio.Fail || !strings.Contains(notice.Text, "disk is full") {
@@ -485,7 +485,7 @@ func TestExports(t *testing.T) {
 func TestEngineFailure(t *testing.T) {
 	e := newEnv(t, fakeengine.Options{FailAt: engine.PhaseVideoDecode}, false)
 	e.tiny()
-	e.s.Generate()
+	e.s.Queue().Generate()
 	sn := e.settle(func(sn studio.Snapshot) bool { return sn.Jobs[0].State == studio.JobFailed })
 	if !strings.Contains(sn.Jobs[0].Message, "simulated failure") {
 		t.Errorf("message %q", sn.Jobs[0].Message)
@@ -498,28 +498,28 @@ func TestEngineFailure(t *testing.T) {
 func TestChainRerunAndUndo(t *testing.T) {
 	e := newEnv(t, fakeengine.Options{}, false)
 	e.tiny()
-	e.s.Generate()
+	e.s.Queue().Generate()
 	sn := e.settle(func(sn studio.Snapshot) bool { return len(sn.Takes) == 1 })
 	take := sn.Takes[0]
-	e.s.AddReferences([]string{e.png("a.png", color.RGBA{200, 0, 0, 255})})
+	e.s.Compose().AddReferences([]string{e.png("a.png", color.RGBA{200, 0, 0, 255})})
 	e.settle(func(sn studio.Snapshot) bool { return len(sn.Draft.References) == 1 })
 
-	e.s.Chain(take.ID)
+	e.s.Takes().Chain(take.ID)
 	sn = e.settle(func(sn studio.Snapshot) bool { return sn.Draft.First.State == studio.MediaReady })
 	if sn.Draft.First.Path != filepath.Join(take.Dir, studio.LastFile) || len(sn.Draft.References) != 0 || sn.Task != engine.TaskFL2VA || !sn.CanUndo {
 		t.Fatalf("chained draft %+v", sn.Draft)
 	}
 	// The keyframe alignment line follows the new first frame once the
 	// prompt is in the base format.
-	e.s.ApplyTemplate("base")
+	e.s.Compose().ApplyTemplate("base")
 	sn = e.settle(func(sn studio.Snapshot) bool { return strings.HasPrefix(sn.Draft.Prompt, "For the target video") })
-	e.s.Undo()
-	e.s.Undo()
+	e.s.Compose().Undo()
+	e.s.Compose().Undo()
 	sn = e.s.Snapshot()
 
 	// Same seed again: identical frames; a new seed: different frames.
-	e.s.Rerun(take.ID, false)
-	e.s.Rerun(take.ID, true)
+	e.s.Takes().Rerun(take.ID, false)
+	e.s.Takes().Rerun(take.ID, true)
 	sn = e.settle(func(sn studio.Snapshot) bool { return len(sn.Takes) == 3 })
 	read := func(t0 studio.Take) []byte {
 		b, _ := os.ReadFile(filepath.Join(t0.Dir, studio.ViewerFile))
@@ -549,8 +549,8 @@ func TestReferencesRelabelPrompt(t *testing.T) {
 	a := e.png("a.png", color.RGBA{255, 0, 0, 255})
 	b := e.png("b.png", color.RGBA{0, 255, 0, 255})
 	s := e.wav("voice.wav", 3)
-	e.s.ApplyTemplate("ref2va")
-	e.s.AddReferences([]string{a, b, s})
+	e.s.Compose().ApplyTemplate("ref2va")
+	e.s.Compose().AddReferences([]string{a, b, s})
 	sn := e.settle(func(sn studio.Snapshot) bool {
 		return len(sn.Draft.References) == 3 && sn.Draft.References[2].Media.State == studio.MediaReady
 	})
@@ -565,15 +565,15 @@ func TestReferencesRelabelPrompt(t *testing.T) {
 	}
 	// Describe picture 1, then move it after picture 2.
 	p := strings.Replace(sn.Draft.Prompt, "<Picture 1> is", "<Picture 1> is the red card.", 1)
-	e.s.SetPrompt(p)
-	e.s.MoveReference(sn.Draft.References[0].ID, 1)
+	e.s.Compose().SetPrompt(p)
+	e.s.Compose().MoveReference(sn.Draft.References[0].ID, 1)
 	sn = e.settle(func(sn studio.Snapshot) bool { return sn.Draft.References[0].Media.Path == b })
 	if !strings.Contains(sn.Draft.Prompt, "<Picture 1> is \n<Picture 2> is the red card.") {
 		t.Errorf("reorder did not renumber:\n%s", sn.Draft.Prompt)
 	}
 	// Removing the red card drops its bare lines and renumbers; the
 	// description the user wrote stays, its label marked.
-	e.s.RemoveReference(sn.Draft.References[1].ID)
+	e.s.Compose().RemoveReference(sn.Draft.References[1].ID)
 	sn = e.settle(func(sn studio.Snapshot) bool { return len(sn.Draft.References) == 2 })
 	if !strings.Contains(sn.Draft.Prompt, "[removed: a.png] is the red card.") || strings.Contains(sn.Draft.Prompt, "<Picture 2>") ||
 		strings.Contains(sn.Draft.Prompt, "[removed: a.png]: fully_preserved") {
@@ -595,11 +595,11 @@ func TestDropBadInput(t *testing.T) {
 	fake := filepath.Join(e.in, "photo.jpg")
 	wavBytes, _ := os.ReadFile(e.wav("sound.wav", 0.1))
 	os.WriteFile(fake, wavBytes, 0o644) // a sound file named like a picture
-	refused := e.s.Drop([]string{folder, filepath.Join(e.in, "gone.png")}, studio.DropReferences)
+	refused := e.s.Compose().Drop([]string{folder, filepath.Join(e.in, "gone.png")}, studio.DropReferences)
 	if len(refused) != 2 || !strings.Contains(refused[0], "is a folder") || !strings.Contains(refused[1], "can't be opened") {
 		t.Errorf("refused %q", refused)
 	}
-	e.s.Drop([]string{txt, broken, fake}, studio.DropReferences)
+	e.s.Compose().Drop([]string{txt, broken, fake}, studio.DropReferences)
 	sn := e.settle(func(sn studio.Snapshot) bool {
 		for _, r := range sn.Draft.References {
 			if r.Media.State == studio.MediaProbing {
@@ -629,7 +629,7 @@ func TestDropBadInput(t *testing.T) {
 	}
 	// A picture onto a frame slot, with references present: the rule shows
 	// on both.
-	e.s.Drop([]string{e.png("f.png", color.RGBA{1, 2, 3, 255})}, studio.DropFirst)
+	e.s.Compose().Drop([]string{e.png("f.png", color.RGBA{1, 2, 3, 255})}, studio.DropFirst)
 	sn = e.settle(func(sn studio.Snapshot) bool { return sn.Draft.First.State == studio.MediaReady })
 	var onFirst bool
 	for _, p := range sn.Problems {
@@ -659,14 +659,14 @@ func TestPlanErrorShown(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	s.SetModel(dir)
-	s.SetPrompt("x")
+	s.Model().Use(dir)
+	s.Compose().SetPrompt("x")
 	x.Drain()
 	sn := s.Snapshot()
 	if sn.CanGenerate || !strings.Contains(sn.Why, "rule X") {
 		t.Errorf("CanGenerate %v, why %q, problems %+v", sn.CanGenerate, sn.Why, sn.Problems)
 	}
-	if _, err := s.Generate(); !errors.Is(err, studio.ErrNotReady) {
+	if _, err := s.Queue().Generate(); !errors.Is(err, studio.ErrNotReady) {
 		t.Errorf("Generate: %v", err)
 	}
 }
@@ -680,8 +680,8 @@ func TestMemoryFitWarning(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	s.SetModel(dir)
-	s.SetPrompt("A fox.")
+	s.Model().Use(dir)
+	s.Compose().SetPrompt("A fox.")
 	x.Drain()
 	sn := s.Snapshot()
 	var warn *studio.Problem
@@ -704,13 +704,13 @@ func TestRestoreDraft(t *testing.T) {
 	a := e.png("a.png", color.RGBA{255, 0, 0, 255})
 	b := e.png("b.png", color.RGBA{0, 255, 0, 255})
 	voice := e.wav("voice.wav", 3)
-	e.s.ApplyTemplate("ref2va")
-	e.s.AddReferences([]string{a, voice, b})
+	e.s.Compose().ApplyTemplate("ref2va")
+	e.s.Compose().AddReferences([]string{a, voice, b})
 	sn := e.settle(func(sn studio.Snapshot) bool {
 		return len(sn.Draft.References) == 3 && sn.Draft.References[2].Media.State == studio.MediaReady
 	})
-	e.s.SetPrompt(strings.Replace(sn.Draft.Prompt, "<Picture 2> is", "<Picture 2> is the green card.", 1))
-	e.s.SetKeepLabels(false)
+	e.s.Compose().SetPrompt(strings.Replace(sn.Draft.Prompt, "<Picture 2> is", "<Picture 2> is the green card.", 1))
+	e.s.Compose().SetKeepLabels(false)
 	sn = e.settle(func(sn studio.Snapshot) bool { return !sn.Draft.KeepLabels })
 	saved := sn.Draft.Saved()
 	blob, err := json.Marshal(saved)
@@ -724,7 +724,7 @@ func TestRestoreDraft(t *testing.T) {
 	if err := json.Unmarshal(blob, &back); err != nil {
 		t.Fatal(err)
 	}
-	f.s.RestoreDraft(back)
+	f.s.Compose().Restore(back)
 	got := f.settle(func(sn studio.Snapshot) bool {
 		return len(sn.Draft.References) == 3 && sn.Draft.References[1].Media.State == studio.MediaReady &&
 			sn.Draft.References[2].Media.State != studio.MediaProbing
@@ -770,7 +770,7 @@ func TestProbesAreBounded(t *testing.T) {
 	}
 	wake := uitest.NewWake()
 	s.Subscribe(wake.Signal)
-	s.AddReferences(paths)
+	s.Compose().AddReferences(paths)
 	ready := func() int {
 		n := 0
 		for _, r := range s.Snapshot().Draft.References {
@@ -800,7 +800,7 @@ func TestInfoNoticesFade(t *testing.T) {
 	defer s.Close()
 	s.Notify(studio.Info, "Exported fox.wav.")
 	s.Notify(studio.Warn, "No sound output.")
-	s.ApplyExample(0) // an Info notice with Undo
+	s.Compose().ApplyExample(0) // an Info notice with Undo
 	if n := len(s.Snapshot().Notices); n != 3 {
 		t.Fatalf("%d notices", n)
 	}

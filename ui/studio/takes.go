@@ -11,6 +11,19 @@ import (
 	"h3studio/engine/take"
 )
 
+// Takes is the library of takes as the window shows it: the viewer that
+// shows one (and follows the running job's previews), stars, the Trash,
+// running a take again or continuing from it, and exporting its files.
+// The takes themselves live in the Studio (Snapshot.Takes), read from disk
+// by the Library; Takes is its handle on them (Studio.Takes).
+type Takes struct{ s *Studio }
+
+// Takes returns the library of takes.
+func (s *Studio) Takes() Takes { return Takes{s} }
+
+// Get returns a library take by its ID.
+func (tk Takes) Get(id string) (Take, bool) { return tk.s.take(id) }
+
 // takeMeta builds take.json for a finished job.
 func (s *Studio) takeMeta(j *job, res engine.Result, sink *takeSink, hasVideo bool) TakeMeta {
 	d := j.draft
@@ -138,8 +151,8 @@ func (s *Studio) loadLibrary() {
 	})
 }
 
-// RefreshLibrary rereads the library folder.
-func (s *Studio) RefreshLibrary() { s.opts.Go(s.loadLibrary) }
+// Refresh rereads the library folder.
+func (tk Takes) Refresh() { tk.s.opts.Go(tk.s.loadLibrary) }
 
 func (s *Studio) takeLocked(id string) (Take, int, bool) {
 	for i, t := range s.takes {
@@ -166,14 +179,14 @@ func (s *Studio) onTake(id string, fn func(t Take)) {
 	}
 }
 
-// ShowTake opens a take in the viewer (loading its frames in the background).
-func (s *Studio) ShowTake(id string) {
-	s.update(func() {
-		t, _, ok := s.takeLocked(id)
+// Show opens a take in the viewer (loading its frames in the background).
+func (tk Takes) Show(id string) {
+	tk.s.update(func() {
+		t, _, ok := tk.s.takeLocked(id)
 		if !ok {
 			return
 		}
-		s.showTakeLocked(t)
+		tk.s.showTakeLocked(t)
 	})
 }
 
@@ -203,59 +216,59 @@ func (s *Studio) showTakeLocked(t Take) {
 
 // StopFollowing keeps the viewer on what it shows instead of the running
 // job's previews.
-func (s *Studio) StopFollowing() { s.update(func() { s.viewer.Follow = false }) }
+func (tk Takes) StopFollowing() { tk.s.update(func() { tk.s.viewer.Follow = false }) }
 
 // FollowJob shows the running job's previews again.
-func (s *Studio) FollowJob() { s.update(func() { s.viewer.Follow = true }) }
+func (tk Takes) FollowJob() { tk.s.update(func() { tk.s.viewer.Follow = true }) }
 
 // SetStarred stars or unstars a take.
-func (s *Studio) SetStarred(id string, on bool) {
-	s.onTake(id, func(t Take) {
-		nt, err := s.library().SetStarred(t, on)
-		s.update(func() {
+func (tk Takes) SetStarred(id string, on bool) {
+	tk.s.onTake(id, func(t Take) {
+		nt, err := tk.s.library().SetStarred(t, on)
+		tk.s.update(func() {
 			if err != nil {
-				s.noticeLocked(Fail, "The star could not be saved: "+err.Error(), "")
+				tk.s.noticeLocked(Fail, "The star could not be saved: "+err.Error(), "")
 				return
 			}
-			if _, i, ok := s.takeLocked(id); ok {
-				s.takes[i] = nt
+			if _, i, ok := tk.s.takeLocked(id); ok {
+				tk.s.takes[i] = nt
 			}
 		})
 	})
 }
 
-// DeleteTake moves a take to the Trash.
-func (s *Studio) DeleteTake(id string) {
-	s.onTake(id, func(t Take) {
-		err := s.library().Delete(t)
-		s.update(func() {
+// Delete moves a take to the Trash.
+func (tk Takes) Delete(id string) {
+	tk.s.onTake(id, func(t Take) {
+		err := tk.s.library().Delete(t)
+		tk.s.update(func() {
 			if err != nil {
-				s.noticeLocked(Fail, fmt.Sprintf("“%s” could not be moved to the Trash: %v. It is still in the library.", t.Meta.Title, err), "")
+				tk.s.noticeLocked(Fail, fmt.Sprintf("“%s” could not be moved to the Trash: %v. It is still in the library.", t.Meta.Title, err), "")
 				return
 			}
-			if _, i, ok := s.takeLocked(id); ok {
-				s.takes = append(s.takes[:i:i], s.takes[i+1:]...)
+			if _, i, ok := tk.s.takeLocked(id); ok {
+				tk.s.takes = append(tk.s.takes[:i:i], tk.s.takes[i+1:]...)
 			}
-			if s.viewer.TakeID == id {
-				s.viewerSeq++
-				s.viewer = Viewer{}
+			if tk.s.viewer.TakeID == id {
+				tk.s.viewerSeq++
+				tk.s.viewer = Viewer{}
 			}
 			// A frame or reference taken from this take (Chain →, Use as
 			// Reference) went to the Trash with it: mark it, as the watcher
 			// would for a deleted input (a moved folder sends no event for
 			// the files inside it).
 			gone := false
-			s.forEachMediaLocked(func(m *Media) {
+			tk.s.forEachMediaLocked(func(m *Media) {
 				if !m.Empty() && within(filepath.Clean(m.Path), filepath.Clean(t.Dir)) {
 					m.State, m.Note = MediaMissing, "its take was moved to the Trash"
 					gone = true
 				}
 			})
 			if gone {
-				s.draftVer++
-				s.schedulePlanLocked()
+				tk.s.draftVer++
+				tk.s.schedulePlanLocked()
 			}
-			s.noticeLocked(Info, fmt.Sprintf("“%s” was moved to the Trash.", t.Meta.Title), "")
+			tk.s.noticeLocked(Info, fmt.Sprintf("“%s” was moved to the Trash.", t.Meta.Title), "")
 		})
 	})
 }
@@ -321,14 +334,14 @@ func (s *Studio) draftFromTake(t Take) (Draft, []string) {
 
 // Rerun queues a take again with its own settings: the same seed
 // (newSeed false) or a fresh one. The draft in Compose is not touched.
-func (s *Studio) Rerun(id string, newSeed bool) {
-	s.onTake(id, func(t Take) {
-		d, warn := s.draftFromTake(t)
+func (tk Takes) Rerun(id string, newSeed bool) {
+	tk.s.onTake(id, func(t Take) {
+		d, warn := tk.s.draftFromTake(t)
 		for i := range d.References {
-			s.mu.Lock()
-			s.nextRefID++
-			d.References[i].ID = s.nextRefID
-			s.mu.Unlock()
+			tk.s.mu.Lock()
+			tk.s.nextRefID++
+			d.References[i].ID = tk.s.nextRefID
+			tk.s.mu.Unlock()
 		}
 		for _, m := range []*Media{&d.First, &d.Last} {
 			if m.State == MediaProbing {
@@ -343,37 +356,37 @@ func (s *Studio) Rerun(id string, newSeed bool) {
 			}
 		}
 		if newSeed {
-			d.Settings.Seed = s.opts.Rand()
+			d.Settings.Seed = tk.s.opts.Rand()
 		}
-		s.update(func() {
+		tk.s.update(func() {
 			if ps := Check(d); Blocking(ps) {
 				for _, p := range ps {
 					if p.Severity == Error {
-						s.noticeLocked(Fail, "“"+t.Meta.Title+"” can't be run again: "+p.String(), "")
+						tk.s.noticeLocked(Fail, "“"+t.Meta.Title+"” can't be run again: "+p.String(), "")
 						return
 					}
 				}
 			}
-			if s.gen == nil {
-				s.noticeLocked(Fail, "“"+t.Meta.Title+"” can't be run again: no model is loaded.", "")
+			if tk.s.gen == nil {
+				tk.s.noticeLocked(Fail, "“"+t.Meta.Title+"” can't be run again: no model is loaded.", "")
 				return
 			}
 			if len(warn) > 0 {
-				s.noticeLocked(Warn, "Running “"+t.Meta.Title+"” again, but "+strings.Join(warn, "; ")+".", "")
+				tk.s.noticeLocked(Warn, "Running “"+t.Meta.Title+"” again, but "+strings.Join(warn, "; ")+".", "")
 			}
-			s.enqueueLocked(d, nil)
+			tk.s.enqueueLocked(d, nil)
 		})
 	})
 }
 
 // UseSettings loads a take's prompt, inputs and settings into Compose (the
 // previous draft can be restored with Undo).
-func (s *Studio) UseSettings(id string) {
-	s.onTake(id, func(t Take) {
-		d, warn := s.draftFromTake(t)
-		s.replaceDraft(d, "Compose now holds the settings of “"+t.Meta.Title+"”.")
+func (tk Takes) UseSettings(id string) {
+	tk.s.onTake(id, func(t Take) {
+		d, warn := tk.s.draftFromTake(t)
+		tk.s.replaceDraft(d, "Compose now holds the settings of “"+t.Meta.Title+"”.")
 		if len(warn) > 0 {
-			s.Notify(Warn, strings.Join(warn, "; ")+".")
+			tk.s.Notify(Warn, strings.Join(warn, "; ")+".")
 		}
 	})
 }
@@ -381,20 +394,20 @@ func (s *Studio) UseSettings(id string) {
 // Chain starts a new draft that continues a take: its last frame becomes the
 // first frame, the prompt and settings are kept, references are cleared
 // (they can't be combined with frames). Undo restores the previous draft.
-func (s *Studio) Chain(id string) {
-	s.mu.Lock()
-	t, _, ok := s.takeLocked(id)
-	cur := s.draft.Clone()
-	s.mu.Unlock()
+func (tk Takes) Chain(id string) {
+	tk.s.mu.Lock()
+	t, _, ok := tk.s.takeLocked(id)
+	cur := tk.s.draft.Clone()
+	tk.s.mu.Unlock()
 	if !ok {
 		return
 	}
-	if s.takeGone(t) {
+	if tk.s.takeGone(t) {
 		return
 	}
 	last := filepath.Join(t.Dir, LastFile)
 	if _, err := os.Stat(last); err != nil {
-		s.Notify(Fail, "“"+t.Meta.Title+"” has no saved last frame to continue from.")
+		tk.s.Notify(Fail, "“"+t.Meta.Title+"” has no saved last frame to continue from.")
 		return
 	}
 	d := cur
@@ -405,20 +418,20 @@ func (s *Studio) Chain(id string) {
 	d.References = nil
 	d.First = Media{Path: last, Kind: media.KindImage, State: MediaProbing}
 	d.Last = Media{}
-	s.replaceDraft(d, "The last frame of “"+t.Meta.Title+"” is now the first frame.")
+	tk.s.replaceDraft(d, "The last frame of “"+t.Meta.Title+"” is now the first frame.")
 }
 
 // UseAsReference adds a take to the reference list: its video (with its
 // sound) when the take has an MP4, otherwise its last frame as a picture.
-func (s *Studio) UseAsReference(id string) {
-	t, ok := s.take(id)
+func (tk Takes) UseAsReference(id string) {
+	t, ok := tk.s.take(id)
 	if !ok {
 		return
 	}
 	p := filepath.Join(t.Dir, VideoFile)
 	if !t.Has(VideoFile) {
 		p = filepath.Join(t.Dir, LastFile)
-		s.Notify(Info, "This build writes no MP4, so the take's last frame was added as a picture reference.")
+		tk.s.Notify(Info, "This build writes no MP4, so the take's last frame was added as a picture reference.")
 	}
-	s.AddReferences([]string{p})
+	tk.s.Compose().AddReferences([]string{p})
 }

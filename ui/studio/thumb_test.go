@@ -48,7 +48,7 @@ func hugePNG(w, h uint32) []byte {
 func TestHugeThumbnailIsNotDecoded(t *testing.T) {
 	e := newEnv(t, fakeengine.Options{}, false)
 	e.tiny()
-	e.s.Generate()
+	e.s.Queue().Generate()
 	sn := e.settle(func(sn studio.Snapshot) bool { return len(sn.Takes) == 1 && sn.Takes[0].Thumb != nil })
 	start := time.Now()
 	if listWithThumb(t, e, sn.Takes[0].Dir, hugePNG(20000, 20000)) != nil {
@@ -66,7 +66,7 @@ func TestHugeThumbnailIsNotDecoded(t *testing.T) {
 func TestLargeThumbnailIsDownscaled(t *testing.T) {
 	e := newEnv(t, fakeengine.Options{}, false)
 	e.tiny()
-	e.s.Generate()
+	e.s.Queue().Generate()
 	sn := e.settle(func(sn studio.Snapshot) bool { return len(sn.Takes) == 1 && sn.Takes[0].Thumb != nil })
 	dir := sn.Takes[0].Dir
 	big := image.NewNRGBA(image.Rect(0, 0, 3000, 1800))

@@ -50,11 +50,11 @@ func TestTimelineChainedTakes(t *testing.T) {
 	e := newMP4Env(t)
 	e.tiny()
 	e.settle(func(sn studio.Snapshot) bool { return sn.CanGenerate })
-	e.s.Generate()
+	e.s.Queue().Generate()
 	sn := e.settle(func(sn studio.Snapshot) bool { return len(sn.Takes) == 1 })
-	e.s.Chain(sn.Takes[0].ID)
+	e.s.Takes().Chain(sn.Takes[0].ID)
 	e.settle(func(sn studio.Snapshot) bool { return sn.Draft.First.State == studio.MediaReady && sn.CanGenerate })
-	e.s.Generate()
+	e.s.Queue().Generate()
 	sn = e.settle(func(sn studio.Snapshot) bool { return len(sn.Takes) == 2 })
 	first, second := sn.Takes[1], sn.Takes[0]
 
@@ -82,7 +82,7 @@ func TestTimelineChainedTakes(t *testing.T) {
 	if !strings.Contains(sn.Draft.First.Path, filepath.Join("Sequence 1", "frames")) || sn.Draft.Prompt != first.Meta.Prompt {
 		t.Fatalf("extend draft: first %q prompt %q", sn.Draft.First.Path, sn.Draft.Prompt)
 	}
-	e.s.Generate()
+	e.s.Queue().Generate()
 	v = e.waitView(tl, "the extension placed", func(v studio.TimelineView) bool { return len(v.Items) == 3 && v.Items[1].Clip != nil })
 	sn = e.s.Snapshot()
 	third := sn.Takes[0]
@@ -171,15 +171,15 @@ func TestTimelineChainedTakes(t *testing.T) {
 func TestGenerateSeeds(t *testing.T) {
 	e := newEnv(t, fakeengine.Options{}, false)
 	e.tiny()
-	e.s.SetSeed(100)
+	e.s.Compose().SetSeed(100)
 	e.settle(func(sn studio.Snapshot) bool { return sn.CanGenerate })
-	if _, err := e.s.GenerateSeeds(1); err == nil {
+	if _, err := e.s.Queue().GenerateSeeds(1); err == nil {
 		t.Error("1 seed accepted")
 	}
-	if _, err := e.s.GenerateSeeds(10); err == nil {
+	if _, err := e.s.Queue().GenerateSeeds(10); err == nil {
 		t.Error("10 seeds accepted")
 	}
-	ids, err := e.s.GenerateSeeds(3)
+	ids, err := e.s.Queue().GenerateSeeds(3)
 	if err != nil || len(ids) != 3 {
 		t.Fatal(ids, err)
 	}
@@ -206,7 +206,7 @@ func TestTimelineSequences(t *testing.T) {
 	e := newEnv(t, fakeengine.Options{}, false)
 	e.tiny()
 	e.settle(func(sn studio.Snapshot) bool { return sn.CanGenerate })
-	e.s.Generate()
+	e.s.Queue().Generate()
 	sn := e.settle(func(sn studio.Snapshot) bool { return len(sn.Takes) == 1 })
 	tl := studio.NewTimeline(e.s)
 	defer tl.Close()

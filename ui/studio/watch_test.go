@@ -39,7 +39,7 @@ func TestWatchInputsAndModel(t *testing.T) {
 
 	// An input file edited on disk is read again; deleted, it is marked.
 	p := e.png("face.png", color.RGBA{10, 20, 30, 255})
-	s.AddReferences([]string{p})
+	s.Compose().AddReferences([]string{p})
 	sn := wait("read", func(sn studio.Snapshot) bool {
 		return len(sn.Draft.References) == 1 && sn.Draft.References[0].Media.State == studio.MediaReady
 	})
@@ -62,7 +62,7 @@ func TestWatchInputsAndModel(t *testing.T) {
 	// file arrives (after a burst of writes).
 	model := filepath.Join(dir, "model")
 	os.MkdirAll(model, 0o755)
-	s.SetModel(model)
+	s.Model().Use(model)
 	wait("incomplete", func(sn studio.Snapshot) bool { return !sn.Model.Loading && sn.Model.Info.Problem != "" })
 	tr := filepath.Join(model, "FL2VA", "transformer")
 	os.MkdirAll(tr, 0o755)
@@ -97,12 +97,12 @@ func TestVanishedTakesLeaveTheLibrary(t *testing.T) {
 	wake, wait := subscribe(t, s)
 	model := filepath.Join(dir, "model")
 	os.MkdirAll(model, 0o755)
-	s.SetModel(model)
+	s.Model().Use(model)
 	wait("model", func(sn studio.Snapshot) bool { return sn.Model.Ready && sn.LibraryLoaded })
-	s.SetSettings(studio.DemoSettings())
-	s.SetPrompt("A red fox walks through fresh snow.")
-	s.Generate()
-	s.Generate()
+	s.Compose().SetSettings(studio.DemoSettings())
+	s.Compose().SetPrompt("A red fox walks through fresh snow.")
+	s.Queue().Generate()
+	s.Queue().Generate()
 	done := func(sn studio.Snapshot) (ids []string) {
 		for _, j := range sn.Jobs {
 			if j.TakeID != "" {
@@ -135,7 +135,7 @@ func TestVanishedTakesLeaveTheLibrary(t *testing.T) {
 		_, hasKept := find(sn, kept.ID)
 		return !has && hasKept
 	})
-	s.RefreshLibrary()
+	s.Takes().Refresh()
 	if !uitest.Holds(100*time.Millisecond, wake, func() bool { _, has := find(s.Snapshot(), gone.ID); return !has }) {
 		t.Error("a reload brought the moved take back")
 	}
@@ -144,7 +144,7 @@ func TestVanishedTakesLeaveTheLibrary(t *testing.T) {
 	if err := os.RemoveAll(kept.Dir); err != nil {
 		t.Fatal(err)
 	}
-	s.ExportMP4(kept.ID, filepath.Join(dir, "out.mp4"))
+	s.Takes().ExportMP4(kept.ID, filepath.Join(dir, "out.mp4"))
 	sn = wait("a true message", func(sn studio.Snapshot) bool {
 		for _, n := range sn.Notices {
 			if strings.Contains(n.Text, "no longer in the library") {
