@@ -26,18 +26,11 @@ func runModelCmd(args ...string) (int, string) {
 }
 
 func TestModelCommand(t *testing.T) {
-	d := t.TempDir()
-	if err := snapshottest.WriteReleasedMinimal(d, "FL2VA"); err != nil {
+	files, err := snapshottest.ReleasedMinimalFiles("FL2VA")
+	if err != nil {
 		t.Fatal(err)
 	}
-	files := map[string][]byte{"model_index.json": []byte(`{}`)}
-	filepath.Walk(d, func(p string, info os.FileInfo, err error) error {
-		if err == nil && !info.IsDir() {
-			rel, _ := filepath.Rel(d, p)
-			files[filepath.ToSlash(rel)], _ = os.ReadFile(p)
-		}
-		return err
-	})
+	files["model_index.json"] = []byte(`{}`)
 	const commit = "fedcba9876543210fedcba9876543210fedcba98"
 	hub := fakehub.New(hfhub.Repo, commit, files)
 	hub.Token = "hf_cmdtest_secret"

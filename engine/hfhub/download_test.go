@@ -39,24 +39,7 @@ var (
 )
 
 func buildTestRepo() (map[string][]byte, error) {
-	d, err := os.MkdirTemp("", "hfhub-repo-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(d)
-	if err := snapshottest.WriteReleasedMinimal(d, "FL2VA", "Ref2VA"); err != nil {
-		return nil, err
-	}
-	files := map[string][]byte{}
-	err = filepath.Walk(d, func(p string, info os.FileInfo, err error) error {
-		if err != nil || info.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		rel, _ := filepath.Rel(d, p)
-		files[filepath.ToSlash(rel)] = b
-		return err
-	})
+	files, err := snapshottest.ReleasedMinimalFiles("FL2VA", "Ref2VA")
 	if err != nil {
 		return nil, err
 	}
