@@ -2,8 +2,10 @@
 // window; with a subcommand it is a command-line tool (run `h3studio help`).
 //
 // This package is the composition root: the only code that knows every
-// concrete type. Subcommands live one per file (cmd_*.go) and register
-// themselves in init.
+// concrete type. Subcommands live in cmd_*.go, one per file or a few of one
+// topic together (info and backend describe the snapshot and the device;
+// fixture and testmodel serve the oracle checks), and register themselves
+// in init.
 package main
 
 import (
