@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -403,7 +404,7 @@ func modelPath(env hfhub.Env, args []string, stdout, stderr io.Writer) int {
 		if !in.Complete() || in.Demo {
 			continue
 		}
-		if *task != "" && !containsString(in.Tasks, strings.ToLower(*task)) {
+		if *task != "" && !slices.Contains(in.Tasks, strings.ToLower(*task)) {
 			continue
 		}
 		fmt.Fprintln(stdout, in.Path)
@@ -411,15 +412,6 @@ func modelPath(env hfhub.Env, args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintln(stderr, "h3studio model path: no complete MiniMax-H3 snapshot found; run `h3studio model download`")
 	return exitFailed
-}
-
-func containsString(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func modelToken(env hfhub.Env, args []string, stdout, stderr io.Writer) int {

@@ -247,7 +247,7 @@ func Inspect(root string) (*Report, error) {
 	for _, t := range Tasks {
 		p := PartitionOf(t)
 		tr := TaskReport{Task: t, Partition: p, Uses: map[Kind]string{}}
-		if tasks, ok := declared[p]; ok && !contains(tasks, string(t)) {
+		if tasks, ok := declared[p]; ok && !slices.Contains(tasks, string(t)) {
 			tr.Undeclared = true
 		}
 		for _, k := range Requires(t) {
@@ -317,15 +317,6 @@ func firstNonEmpty(a, b string) string {
 		return a
 	}
 	return b
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 func containsP(list []Partition, p Partition) bool {
