@@ -8,10 +8,8 @@ import (
 	"fmt"
 	"image"
 	"image/color"
-	"image/png"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -21,6 +19,7 @@ import (
 	"h3studio/engine/compute"
 	"h3studio/engine/compute/cpu"
 	"h3studio/engine/media"
+	"h3studio/engine/request/requesttest"
 	"h3studio/engine/take"
 	"h3studio/engine/testmodel"
 )
@@ -173,12 +172,7 @@ func writePNG(t testing.TB, path string, w, h int, tint color.RGBA) string {
 			img.SetRGBA(x, y, color.RGBA{uint8(x * 255 / w), uint8(y * 255 / h), tint.B, 255})
 		}
 	}
-	var buf bytes.Buffer
-	png.Encode(&buf, img)
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return requesttest.WritePNG(t, path, img)
 }
 
 func writeWAV(t testing.TB, path string, seconds float64, rate, channels int) string {
@@ -190,30 +184,7 @@ func writeWAV(t testing.TB, path string, seconds float64, rate, channels int) st
 			a.Samples[i*channels+c] = float32(0.3 * math.Sin(2*math.Pi*440*float64(i)/float64(rate)*float64(c+1)))
 		}
 	}
-	if err := media.WriteWAVFile(path, a, media.PCM16); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
-// writeVideo writes a small MP4 with ffmpeg (Linux test dependency, as the
-// media package's own tests): seconds of 32×32 test pattern at 25 fps,
-// with a stereo tone unless silent.
-func writeVideo(t testing.TB, path string, seconds float64, silent bool) string {
-	t.Helper()
-	ff, err := exec.LookPath("ffmpeg")
-	if err != nil {
-		t.Skip("engine: reference-video tests need Debian's ffmpeg (make deps)")
-	}
-	args := []string{"-v", "error", "-y", "-f", "lavfi", "-i", fmt.Sprintf("testsrc=size=32x32:rate=25:duration=%g", seconds)}
-	if !silent {
-		args = append(args, "-f", "lavfi", "-i", fmt.Sprintf("sine=frequency=330:sample_rate=44100:duration=%g", seconds), "-ac", "2", "-c:a", "aac")
-	}
-	args = append(args, "-c:v", "libx264", "-pix_fmt", "yuv420p", "-shortest", path)
-	if out, err := exec.Command(ff, args...).CombinedOutput(); err != nil {
-		t.Fatalf("ffmpeg: %v: %s", err, out)
-	}
-	return path
+	return requesttest.WriteWAV(t, path, a)
 }
 
 // TestGenerateEveryTask runs t2va, fl2va with the first, the last and both
@@ -258,7 +229,7 @@ func TestGenerateEveryTask(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			if c.video {
 				if video == "" {
-					video = writeVideo(t, filepath.Join(dir, "ref.mp4"), 3, false)
+					video = requesttest.WriteVideo(t, filepath.Join(dir, "ref.mp4"), 3, false)
 				}
 				c.r.References[0].Path = video
 			}
