@@ -11,6 +11,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -268,16 +269,9 @@ func TestGenerateEveryTask(t *testing.T) {
 
 func with(r engine.Request, f func(*engine.Request)) engine.Request { f(&r); return r }
 
+// sameFrames reports whether two takes' frames are pixel for pixel equal.
 func sameFrames(a, b []*image.RGBA) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if !bytes.Equal(a[i].Pix, b[i].Pix) {
-			return false
-		}
-	}
-	return true
+	return slices.EqualFunc(a, b, func(x, y *image.RGBA) bool { return bytes.Equal(x.Pix, y.Pix) })
 }
 
 // TestDeterminismAndResidentCache: the same seed gives identical frames and
@@ -357,16 +351,9 @@ func TestPromptMovesThePicture(t *testing.T) {
 	}
 }
 
+// slicesEqual reports whether two sample slices are bit for bit equal.
 func slicesEqual(a, b []float32) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
-			return false
-		}
-	}
-	return true
+	return slices.EqualFunc(a, b, func(x, y float32) bool { return math.Float32bits(x) == math.Float32bits(y) })
 }
 
 // TestStreamingMode runs the streaming memory mode: same output as the
