@@ -184,78 +184,79 @@ func (s *Session) loadDiT(ctx context.Context, m *models, mode MemoryMode) error
 
 // loadVideoVAE loads the video VAE (encoder and decoder).
 func (s *Session) loadVideoVAE(m *models) error {
-	if m.vvae != nil {
-		return nil
-	}
-	c := s.snap.Find(m.Partition, snapshot.VideoVAE)
-	if c == nil {
-		return fmt.Errorf("engine: the model folder has no %s video VAE", m.Partition)
-	}
-	v, err := videovae.Open(s.opts.Backend, c.ConfigDir, c.Dir, &videovae.Options{StreamBlocks: s.opts.StreamVideoDecoder})
-	if err != nil {
-		return s.componentError(c, "video VAE", err)
-	}
-	if v.Config.LatentChannels != m.DiT.InChannels {
-		v.Close()
-		return fmt.Errorf("engine: the video VAE has %d latent channels, the transformer %d", v.Config.LatentChannels, m.DiT.InChannels)
-	}
-	m.vvae = v
-	s.counters.Loads.Add(1)
-	return nil
+	return loadVAE(s, m, &m.vvae, snapshot.VideoVAE, "video VAE", m.DiT.InChannels, func(c *snapshot.Component) (*videovae.Model, int, error) {
+		v, err := videovae.Open(s.opts.Backend, c.ConfigDir, c.Dir, &videovae.Options{StreamBlocks: s.opts.StreamVideoDecoder})
+		if err != nil {
+			return nil, 0, err
+		}
+		return v, v.Config.LatentChannels, nil
+	})
 }
 
 // loadAudioVAE loads the audio VAE (encoder and decoder).
 func (s *Session) loadAudioVAE(m *models) error {
-	if m.avae != nil {
+	return loadVAE(s, m, &m.avae, snapshot.AudioVAE, "audio VAE", m.DiT.AudioInChannels, func(c *snapshot.Component) (*audiovae.Model, int, error) {
+		a, err := audiovae.Open(s.opts.Backend, c.ConfigDir, c.Dir, nil)
+		if err != nil {
+			return nil, 0, err
+		}
+		return a, a.Config.LatentChannels, nil
+	})
+}
+
+// loadVAE opens the partition's VAE of kind k (what names it) into *slot
+// unless it is open already: open returns the model and its latent
+// channels, which must be the transformer's (want).
+func loadVAE[M interface {
+	comparable
+	Close() error
+}](s *Session, m *models, slot *M, k snapshot.Kind, what string, want int, open func(*snapshot.Component) (M, int, error)) error {
+	var none M
+	if *slot != none {
 		return nil
 	}
-	c := s.snap.Find(m.Partition, snapshot.AudioVAE)
+	c := s.snap.Find(m.Partition, k)
 	if c == nil {
-		return fmt.Errorf("engine: the model folder has no %s audio VAE", m.Partition)
+		return fmt.Errorf("engine: the model folder has no %s %s", m.Partition, what)
 	}
-	a, err := audiovae.Open(s.opts.Backend, c.ConfigDir, c.Dir, nil)
+	v, channels, err := open(c)
 	if err != nil {
-		return s.componentError(c, "audio VAE", err)
+		return s.componentError(c, what, err)
 	}
-	if a.Config.LatentChannels != m.DiT.AudioInChannels {
-		a.Close()
-		return fmt.Errorf("engine: the audio VAE has %d latent channels, the transformer %d", a.Config.LatentChannels, m.DiT.AudioInChannels)
+	if channels != want {
+		v.Close()
+		return fmt.Errorf("engine: the %s has %d latent channels, the transformer %d", what, channels, want)
 	}
-	m.avae = a
+	*slot = v
 	s.counters.Loads.Add(1)
 	return nil
 }
 
-func (m *models) releaseText() {
-	if m.text != nil {
-		m.text.Close()
-		m.text = nil
-	}
-}
+func (m *models) releaseText() { closeAndClear(&m.text) }
 
 func (m *models) releaseDiT() {
 	if m.dit != nil {
 		m.dit.Close()
 		m.dit = nil
 	}
-	if m.ditCk != nil {
-		m.ditCk.Close()
-		m.ditCk = nil
-	}
-	if m.ditQC != nil {
-		m.ditQC.Close()
-		m.ditQC = nil
-	}
+	closeAndClear(&m.ditCk)
+	closeAndClear(&m.ditQC)
 }
 
 func (m *models) releaseVAEs() {
-	if m.vvae != nil {
-		m.vvae.Close()
-		m.vvae = nil
-	}
-	if m.avae != nil {
-		m.avae.Close()
-		m.avae = nil
+	closeAndClear(&m.vvae)
+	closeAndClear(&m.avae)
+}
+
+// closeAndClear closes the weights *p holds, if any, and clears it.
+func closeAndClear[T interface {
+	comparable
+	Close() error
+}](p *T) {
+	var none T
+	if *p != none {
+		(*p).Close()
+		*p = none
 	}
 }
 
