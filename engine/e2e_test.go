@@ -56,6 +56,17 @@ func demoModel(t testing.TB) string {
 	return demoDir
 }
 
+// ownDemoModel writes a demo checkpoint of the test's own, for a test that
+// damages it or writes beside its weights.
+func ownDemoModel(t testing.TB) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "model")
+	if err := testmodel.Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
 func TestMain(m *testing.M) {
 	code := m.Run()
 	if demoDir != "" {
@@ -492,10 +503,7 @@ func TestFailuresLeaveNothing(t *testing.T) {
 	}
 	// A damaged weight file: Open (configs only) succeeds, Generate fails
 	// at loading, naming the file, and leaves nothing.
-	damaged := filepath.Join(t.TempDir(), "model")
-	if err := testmodel.Write(damaged); err != nil {
-		t.Fatal(err)
-	}
+	damaged := ownDemoModel(t)
 	shard := filepath.Join(damaged, "FL2VA", "transformer", "model-00001-of-00004.safetensors")
 	if err := os.Truncate(shard, 100); err != nil {
 		t.Fatal(err)
@@ -517,10 +525,7 @@ func TestFailuresLeaveNothing(t *testing.T) {
 		{"num_layers", "num_layers 100000000"},
 		{"latents_dim", "final_layer.video_out.weight: want shape [400000000 96]"},
 	} {
-		bad := filepath.Join(t.TempDir(), "model")
-		if err := testmodel.Write(bad); err != nil {
-			t.Fatal(err)
-		}
+		bad := ownDemoModel(t)
 		cfgPath := filepath.Join(bad, "FL2VA", "transformer", "config.json")
 		var cfg map[string]any
 		b, _ := os.ReadFile(cfgPath)

@@ -15,7 +15,6 @@ import (
 	"h3studio/engine/compute/cpu"
 	"h3studio/engine/plan"
 	"h3studio/engine/quant"
-	"h3studio/engine/testmodel"
 )
 
 // openOn opens the demo checkpoint on a CPU backend reporting the working
@@ -131,10 +130,7 @@ func (h cancelOnMessage) Handle(_ context.Context, r slog.Record) error {
 // context's error, the manifest unwritten; the next take resumes the
 // build and completes it.
 func TestCancelQuantizedCacheBuild(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "model")
-	if err := testmodel.Write(dir); err != nil {
-		t.Fatal(err)
-	}
+	dir := ownDemoModel(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	s, err := engine.Open(engine.Options{ModelDir: dir, Backend: cpu.New(cpu.Options{}),
