@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"h3studio/engine"
 	"h3studio/engine/hfhub"
@@ -149,20 +148,13 @@ func BenchmarkInfo(b *testing.B) {
 		b.Skipf("the file system does not keep the released snapshot sparse (%d bytes on disk)", u)
 	}
 	var out, errb bytes.Buffer
-	b.ResetTimer()
-	cpu, fastest := snapshottest.CPUTime(), time.Duration(1<<62)
-	for b.Loop() {
+	snapshottest.Bench(b, func() func() {
 		out.Reset()
-		t0 := time.Now()
 		if st := run([]string{"info", "-d", root}, &out, &errb); st != 0 {
 			b.Fatalf("exit %d: %s", st, errb.String())
 		}
-		fastest = min(fastest, time.Since(t0))
-	}
-	if cpu >= 0 {
-		b.ReportMetric(float64(snapshottest.CPUTime()-cpu)/float64(b.N)/1e6, "cpu-ms/op")
-	}
-	b.ReportMetric(float64(fastest)/1e6, "fastest-ms")
+		return nil
+	})
 }
 
 // infoOutput runs `h3studio info -d dir` and returns its standard output.

@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
-	"time"
 
 	"h3studio/engine/audiovae"
 	"h3studio/engine/dit"
@@ -160,10 +159,7 @@ func BenchmarkOpenTransformer(b *testing.B) {
 	})
 }
 
-// benchSnapshots runs op on the released and the tiny snapshot, timing op
-// but not the cleanup it returns, and reports the CPU time per operation
-// (all threads) and the fastest single operation: on a loaded shared
-// machine the mean wall time says little, while these two are stable.
+// benchSnapshots runs op on the released and the tiny snapshot with Bench.
 func benchSnapshots(b *testing.B, op func(b *testing.B, root string) (cleanup func())) {
 	for _, c := range []struct {
 		name  string
@@ -171,18 +167,7 @@ func benchSnapshots(b *testing.B, op func(b *testing.B, root string) (cleanup fu
 	}{{"released", sparseRoot}, {"tiny", tinyRoot}} {
 		b.Run(c.name, func(b *testing.B) {
 			root := c.build(b)
-			b.ResetTimer()
-			start, fastest := CPUTime(), time.Duration(1<<62)
-			for b.Loop() {
-				t0 := time.Now()
-				cleanup := op(b, root)
-				fastest = min(fastest, time.Since(t0))
-				cleanup()
-			}
-			if start >= 0 && b.N > 0 {
-				b.ReportMetric(float64(CPUTime()-start)/float64(b.N)/1e6, "cpu-ms/op")
-			}
-			b.ReportMetric(float64(fastest)/1e6, "fastest-ms")
+			Bench(b, func() func() { return op(b, root) })
 		})
 	}
 }
