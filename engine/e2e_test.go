@@ -17,7 +17,6 @@ import (
 	"testing"
 
 	"h3studio/engine"
-	"h3studio/engine/compute"
 	"h3studio/engine/compute/cpu"
 	"h3studio/engine/media"
 	"h3studio/engine/request/requesttest"
@@ -552,39 +551,6 @@ func TestFailuresLeaveNothing(t *testing.T) {
 	}
 }
 
-// TestPlanOnDemo checks what Plan predicts without loading anything: rows,
-// text rows, peak storage, and a time estimate only once the session has
-// measured this device.
-func TestPlanOnDemo(t *testing.T) {
-	s := openSession(t)
-	r := base("A red fox walks through fresh snow.", 1)
-	p, err := s.Plan(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if p.TextRows < 5 || p.Rows != p.TextRows+2*p.AudioLatents+p.LatentFrames*(64/32)*(64/32) {
-		t.Errorf("rows %d, text rows %d", p.Rows, p.TextRows)
-	}
-	if p.PeakBytes <= 0 || p.Estimate != 0 {
-		t.Errorf("peak %d, estimate %v before any measurement", p.PeakBytes, p.Estimate)
-	}
-	if c := s.Counters(); c.Loads != 0 {
-		t.Errorf("Plan loaded %d components", c.Loads)
-	}
-	res, _ := generate(t, s, r)
-	if res.PeakBytes <= 0 {
-		t.Error("no measured peak")
-	}
-	p2, err := s.Plan(r)
-	if err != nil || p2.Estimate <= 0 {
-		t.Errorf("estimate after a generation: %v %v", p2.Estimate, err)
-	}
-	// Labels must name existing references.
-	if _, err := s.Plan(base("<Picture 1> dances", 1)); err == nil || !engine.IsRequestError(err) || !strings.Contains(err.Error(), "<Picture 1>") {
-		t.Errorf("an unknown label: %v", err)
-	}
-}
-
 // TestRenderCanvasPreviewsAndBusy: a render canvas runs the model smaller
 // and upscales the decoded frames to the output canvas; Preview reports a
 // middle frame after every denoising step and every final frame; a second
@@ -631,75 +597,5 @@ func TestRenderCanvasPreviewsAndBusy(t *testing.T) {
 	}
 	if len(sink.Frames) != 22 || sink.Frames[0].Rect.Dx() != 192 || sink.Frames[0].Rect.Dy() != 128 || res.Plan.Request.RenderWidth != 96 {
 		t.Errorf("frames %d of %v", len(sink.Frames), sink.Frames[0].Rect)
-	}
-}
-
-// smallDevice reports a device with a working set of budget bytes.
-type smallDevice struct {
-	compute.Backend
-	budget int64
-}
-
-func (d smallDevice) Device() compute.DeviceInfo {
-	i := d.Backend.Device()
-	i.WorkingSetBytes = d.budget
-	return i
-}
-
-// TestPlanNotesWhatDoesNotFit: a request whose predicted peak exceeds the
-// device's budget is planned with a note saying so: in auto mode the mode
-// chosen and why (BF16 streaming when no resident mode fits), else that it
-// may run out of memory and what needs less.
-func TestPlanNotesWhatDoesNotFit(t *testing.T) {
-	r := base("A red fox walks through fresh snow.", 1)
-	plan := func(budget int64, mode engine.MemoryMode) engine.Plan {
-		t.Helper()
-		var b compute.Backend = cpu.New(cpu.Options{})
-		if budget > 0 {
-			b = smallDevice{b, workingSetFor(budget)}
-		}
-		s, err := engine.Open(engine.Options{ModelDir: demoModel(t), Backend: b})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.Close()
-		q := r
-		q.Memory = mode
-		p, err := s.Plan(q)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	resident, streaming := plan(0, engine.MemoryResident).PeakBytes, plan(0, engine.MemoryStreaming).PeakBytes
-	if streaming <= 0 || resident <= streaming {
-		t.Fatalf("demo peaks: resident %d, streaming %d", resident, streaming)
-	}
-	notes := func(p engine.Plan) string { return strings.Join(p.Notes, "\n") }
-	if n := notes(plan(0, engine.MemoryAuto)); strings.Contains(n, "more than this device") || strings.Contains(n, "exceeds this device") {
-		t.Errorf("a request that fits got %q", n)
-	}
-	between := (resident + streaming) / 2
-	if n := notes(plan(between, engine.MemoryAuto)); !strings.Contains(n, "memory mode streaming: streaming is the fastest mode") {
-		t.Errorf("auto, resident does not fit but streaming does: notes %q", n)
-	}
-	if n := notes(plan(between, engine.MemoryResident)); !strings.Contains(n, "--ssd-streaming") {
-		t.Errorf("resident that does not fit: notes %q", n)
-	}
-	for _, mode := range []engine.MemoryMode{engine.MemoryAuto, engine.MemoryStreaming} {
-		if n := notes(plan(streaming/2, mode)); !strings.Contains(n, "may run out of memory") {
-			t.Errorf("%q, nothing fits: notes %q", mode, n)
-		}
-	}
-	// Auto on that device streams, and the result reports the streaming
-	// prediction it ran under.
-	s, err := engine.Open(engine.Options{ModelDir: demoModel(t), Backend: smallDevice{cpu.New(cpu.Options{}), workingSetFor(between)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	res, err := s.Generate(context.Background(), r, &recSink{}, nil)
-	if err != nil || res.Plan.Memory != engine.MemoryStreaming || res.Plan.PeakBytes != streaming {
-		t.Errorf("auto on a small device: %v, mode %q, predicted peak %d (streaming %d, resident %d)", err, res.Plan.Memory, res.Plan.PeakBytes, streaming, resident)
 	}
 }
