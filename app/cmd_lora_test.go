@@ -7,8 +7,7 @@ import (
 	"testing"
 
 	"h3studio/engine"
-	"h3studio/engine/compute"
-	"h3studio/engine/safetensors"
+	"h3studio/engine/lora/loratest"
 )
 
 func TestParseGenerateLoRAAndTurbo(t *testing.T) {
@@ -32,14 +31,7 @@ func TestParseGenerateLoRAAndTurbo(t *testing.T) {
 // and the alpha; a file that is no LoRA fails naming it.
 func TestLoRAInspect(t *testing.T) {
 	dir := t.TempDir()
-	p := filepath.Join(dir, "l.safetensors")
-	es := []safetensors.Entry{
-		safetensors.F32("transformer_blocks.0.attn.to_q.lora_A.weight", compute.BF16, compute.Shape{2, 4}, make([]float32, 8)),
-		safetensors.F32("transformer_blocks.0.attn.to_q.lora_B.weight", compute.BF16, compute.Shape{4, 2}, make([]float32, 8)),
-	}
-	if err := safetensors.Write(p, es, map[string]string{"alpha": "1"}); err != nil {
-		t.Fatal(err)
-	}
+	p := loratest.WritePEFT(t, filepath.Join(dir, "l.safetensors"), map[string]string{"alpha": "1"})
 	var out, errb bytes.Buffer
 	if rc := runLoRA([]string{"inspect", p}, &out, &errb); rc != 0 {
 		t.Fatalf("rc %d: %s", rc, errb.String())
