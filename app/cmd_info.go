@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -39,9 +38,7 @@ func runInfo(args []string, stdout, stderr io.Writer) int {
 			*snapshot.Report
 			Device compute.DeviceInfo `json:"device"`
 		}{rep, dev}
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(out); err != nil {
+		if err := printJSON(stdout, out); err != nil {
 			fmt.Fprintf(stderr, "h3studio info: %v\n", err)
 			return 1
 		}
@@ -101,9 +98,7 @@ func runBackend(args []string, stdout, stderr io.Writer) int {
 			compute.DeviceInfo
 			Note string `json:",omitempty"`
 		}{info, strings.TrimSpace(notes.String())}
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(out); err != nil {
+		if err := printJSON(stdout, out); err != nil {
 			return 1
 		}
 		return 0

@@ -104,9 +104,7 @@ func modelList(env hfhub.Env, args []string, stdout, stderr io.Writer) int {
 		if out.Snapshots == nil {
 			out.Snapshots = []hfhub.Installed{}
 		}
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(out); err != nil {
+		if err := printJSON(stdout, out); err != nil {
 			return exitFailed
 		}
 		return exitOK
@@ -333,9 +331,7 @@ func modelVerify(env hfhub.Env, args []string, stdout, stderr io.Writer) int {
 		return exitFor(stderr, "verify", err, "")
 	}
 	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		enc.Encode(rep)
+		printJSON(stdout, rep)
 	} else {
 		for _, b := range rep.Bad {
 			fmt.Fprintf(stdout, "MISMATCH %s: %s is %s, expected %s\n", b.Path, b.Kind, b.Got, b.Want)

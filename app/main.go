@@ -9,6 +9,7 @@
 package main
 
 import (
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -68,6 +69,14 @@ func parseFlags(fs *flag.FlagSet, args []string, valid func() bool) bool {
 		return false
 	}
 	return true
+}
+
+// printJSON writes v to w as the commands' -json output: indented JSON
+// and a newline.
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }
 
 func main() {
