@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -103,9 +104,7 @@ func modelList(env hfhub.Env, args []string, stdout, stderr io.Writer) int {
 		if out.Snapshots == nil {
 			out.Snapshots = []hfhub.Installed{}
 		}
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(out); err != nil {
+		if err := printJSON(stdout, out); err != nil {
 			return exitFailed
 		}
 		return exitOK
@@ -332,9 +331,7 @@ func modelVerify(env hfhub.Env, args []string, stdout, stderr io.Writer) int {
 		return exitFor(stderr, "verify", err, "")
 	}
 	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		enc.Encode(rep)
+		printJSON(stdout, rep)
 	} else {
 		for _, b := range rep.Bad {
 			fmt.Fprintf(stdout, "MISMATCH %s: %s is %s, expected %s\n", b.Path, b.Kind, b.Got, b.Want)
@@ -403,7 +400,7 @@ func modelPath(env hfhub.Env, args []string, stdout, stderr io.Writer) int {
 		if !in.Complete() || in.Demo {
 			continue
 		}
-		if *task != "" && !containsString(in.Tasks, strings.ToLower(*task)) {
+		if *task != "" && !slices.Contains(in.Tasks, strings.ToLower(*task)) {
 			continue
 		}
 		fmt.Fprintln(stdout, in.Path)
@@ -411,15 +408,6 @@ func modelPath(env hfhub.Env, args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintln(stderr, "h3studio model path: no complete MiniMax-H3 snapshot found; run `h3studio model download`")
 	return exitFailed
-}
-
-func containsString(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func modelToken(env hfhub.Env, args []string, stdout, stderr io.Writer) int {

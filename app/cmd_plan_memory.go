@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -182,9 +181,7 @@ func (f *planMemoryFlags) run(q plan.Query, stdout, stderr io.Writer) (int, bool
 		out["modes"] = modes
 	}
 	if f.json {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(out); err != nil {
+		if err := printJSON(stdout, out); err != nil {
 			fmt.Fprintln(stderr, "h3studio plan:", err)
 			return 1, true
 		}

@@ -40,6 +40,23 @@ func TestParseGenerateArgsKeepsReferenceOrder(t *testing.T) {
 	}
 }
 
+func TestParseGenerateLoRAAndTurbo(t *testing.T) {
+	a, err := parseGenerateArgs([]string{"-d", "m", "-p", "x", "--lora", "a.safetensors", "--lora=/x:y/b.safetensors:0.5:8",
+		"--turbo", "6", "--video-shift", "9"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []engine.LoRA{{Path: "a.safetensors", Strength: 1}, {Path: "/x:y/b.safetensors", Strength: 0.5, Alpha: 8}}
+	if len(a.req.LoRAs) != 2 || a.req.LoRAs[0] != want[0] || a.req.LoRAs[1] != want[1] || a.req.Turbo != 6 || a.req.VideoShift != 9 {
+		t.Errorf("parsed %+v", a.req)
+	}
+	for _, bad := range [][]string{{"--lora", ""}, {"--lora", "a:1000"}, {"--turbo", "0"}, {"--video-shift", "-1"}, {"--audio-shift", "x"}} {
+		if _, err := parseGenerateArgs(append([]string{"-d", "m"}, bad...)); err == nil {
+			t.Errorf("%v accepted", bad)
+		}
+	}
+}
+
 func TestParseGenerateArgsErrors(t *testing.T) {
 	for _, args := range [][]string{
 		{"--frames", "22", "--seconds", "2"},

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestXvfbWindow opens the real window under Xvfb at 1440×900 with a fresh
@@ -64,7 +63,6 @@ wait $p; st=$?; rm -f "$fifo"; exit $st`
 			cmd.Env = append(os.Environ(), "BIN="+bin, "FLAGS="+strings.Join(c.flags, " "), "LOG="+log, "SHOT="+shot,
 				"HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"), "XDG_CACHE_HOME="+filepath.Join(home, ".cache"),
 				"XDG_DATA_HOME="+filepath.Join(home, ".local", "share"), "LANG=en_US.UTF-8")
-			start := time.Now()
 			out, err := cmd.CombinedOutput()
 			logb, _ := os.ReadFile(log)
 			if err != nil && c.name == "generate-demo" && (strings.Contains(string(logb), "has no engine yet") || strings.Contains(string(logb), "not in this build yet")) {
@@ -82,7 +80,7 @@ wait $p; st=$?; rm -f "$fifo"; exit $st`
 				t.Errorf("a call crossed into Fyne outside fyne.Do:\n%s", logb)
 			}
 			n, bright := colours(t, shot)
-			t.Logf("%s: %d distinct colours, %.0f%% non-black, %v", c.name, n, bright*100, time.Since(start).Round(time.Second))
+			t.Logf("%s: %d distinct colours, %.0f%% non-black", c.name, n, bright*100)
 			if n <= 200 || bright < 0.5 {
 				t.Errorf("the screenshot looks blank: %d colours, %.0f%% non-black", n, bright*100)
 			}

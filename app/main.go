@@ -2,11 +2,14 @@
 // window; with a subcommand it is a command-line tool (run `h3studio help`).
 //
 // This package is the composition root: the only code that knows every
-// concrete type. Subcommands live one per file (cmd_*.go) and register
-// themselves in init.
+// concrete type. Subcommands live in cmd_*.go, one per file or a few of one
+// topic together (info and backend describe the snapshot and the device;
+// fixture and testmodel serve the oracle checks), and register themselves
+// in init.
 package main
 
 import (
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -66,6 +69,14 @@ func parseFlags(fs *flag.FlagSet, args []string, valid func() bool) bool {
 		return false
 	}
 	return true
+}
+
+// printJSON writes v to w as the commands' -json output: indented JSON
+// and a newline.
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }
 
 func main() {

@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"h3studio/engine"
 	"h3studio/engine/hfhub"
@@ -26,18 +25,11 @@ func runModelCmd(args ...string) (int, string) {
 }
 
 func TestModelCommand(t *testing.T) {
-	d := t.TempDir()
-	if err := snapshottest.WriteReleasedMinimal(d, "FL2VA"); err != nil {
+	files, err := snapshottest.ReleasedMinimalFiles("FL2VA")
+	if err != nil {
 		t.Fatal(err)
 	}
-	files := map[string][]byte{"model_index.json": []byte(`{}`)}
-	filepath.Walk(d, func(p string, info os.FileInfo, err error) error {
-		if err == nil && !info.IsDir() {
-			rel, _ := filepath.Rel(d, p)
-			files[filepath.ToSlash(rel)], _ = os.ReadFile(p)
-		}
-		return err
-	})
+	files["model_index.json"] = []byte(`{}`)
 	const commit = "fedcba9876543210fedcba9876543210fedcba98"
 	hub := fakehub.New(hfhub.Repo, commit, files)
 	hub.Token = "hf_cmdtest_secret"
@@ -156,20 +148,13 @@ func BenchmarkInfo(b *testing.B) {
 		b.Skipf("the file system does not keep the released snapshot sparse (%d bytes on disk)", u)
 	}
 	var out, errb bytes.Buffer
-	b.ResetTimer()
-	cpu, fastest := snapshottest.CPUTime(), time.Duration(1<<62)
-	for b.Loop() {
+	snapshottest.Bench(b, func() func() {
 		out.Reset()
-		t0 := time.Now()
 		if st := run([]string{"info", "-d", root}, &out, &errb); st != 0 {
 			b.Fatalf("exit %d: %s", st, errb.String())
 		}
-		fastest = min(fastest, time.Since(t0))
-	}
-	if cpu >= 0 {
-		b.ReportMetric(float64(snapshottest.CPUTime()-cpu)/float64(b.N)/1e6, "cpu-ms/op")
-	}
-	b.ReportMetric(float64(fastest)/1e6, "fastest-ms")
+		return nil
+	})
 }
 
 // infoOutput runs `h3studio info -d dir` and returns its standard output.

@@ -3,8 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"image"
-	"image/png"
 	"net"
 	"os"
 	"os/exec"
@@ -14,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"h3studio/engine/request/requesttest"
 	"h3studio/engine/testkit"
 	"h3studio/engine/testmodel"
 	"h3studio/engine/videoapi"
@@ -96,13 +95,7 @@ func TestServeOpenAISDK(t *testing.T) {
 	url, lib := startServe(t, serveOptions{maxPending: 8})
 	out := t.TempDir()
 	first := filepath.Join(out, "first.png")
-	img := image.NewRGBA(image.Rect(0, 0, 256, 256))
-	for i := range img.Pix {
-		img.Pix[i] = uint8(i * 7)
-	}
-	f, _ := os.Create(first)
-	png.Encode(f, img)
-	f.Close()
+	requesttest.WritePNG(t, first, requesttest.Picture(256, 256))
 	cmd := exec.Command(py, "testdata/openai_sdk_videos.py", url, "test-token-0123456789abcdef", out, first)
 	b, err := cmd.CombinedOutput()
 	if err != nil {

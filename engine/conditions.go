@@ -26,9 +26,6 @@ type conditions struct {
 
 	keyframes  []denoise.Keyframe
 	references []denoise.Reference
-	// visual lists the latent shapes of the visual conditions in packed
-	// order (the noise draw order).
-	visual []layout.VideoShape
 }
 
 // portableNoise is the video VAE's posterior noise from the project's
@@ -186,7 +183,6 @@ func (s *Session) prepareConditions(ctx context.Context, m *models, p Plan, tick
 				return nil, fmt.Errorf("engine: %s encoded to a %d×%d×%d latent, the target grid is 1×%d×%d", k.field, z.T, z.H, z.W, lh, lw)
 			}
 			c.keyframes = append(c.keyframes, denoise.Keyframe{Anchor: k.anchor, Latent: z.Data})
-			c.visual = append(c.visual, layout.VideoShape{C: z.C, T: 1, H: lh, W: lw})
 		}
 	case TaskRef2VA:
 		c.present.Task = prompt.Ref2VA
@@ -249,7 +245,6 @@ func (s *Session) prepareReference(ctx context.Context, m *models, p Plan, ref R
 		}
 		dr.Spec = layout.Reference{Kind: layout.RefImage, Latent: layout.Grid{T: 1, H: z.H, W: z.W}}
 		dr.Latent = z.Data
-		c.visual = append(c.visual, layout.VideoShape{C: z.C, T: 1, H: z.H, W: z.W})
 	case RefAudio:
 		a, err := src.Audio(ctx)
 		if err != nil {
@@ -316,7 +311,6 @@ func (s *Session) prepareReference(ctx context.Context, m *models, p Plan, ref R
 		dr.Spec.Kind = layout.RefVideo
 		dr.Spec.Latent = layout.Grid{T: z.T, H: z.H, W: z.W}
 		dr.Latent = z.Data
-		c.visual = append(c.visual, layout.VideoShape{C: z.C, T: z.T, H: z.H, W: z.W})
 	}
 	return dr, nil
 }
@@ -340,20 +334,4 @@ func conditionUnits(p Plan) int {
 		}
 	}
 	return n
-}
-
-// addNoise fills the conditions' augmentation noise from the request's
-// noise draw (packed order).
-func (c *conditions) addNoise(n *sampler.Noise) {
-	k := 0
-	for i := range c.keyframes {
-		c.keyframes[i].Noise = n.Conditions[k]
-		k++
-	}
-	for i := range c.references {
-		if c.references[i].Spec.Kind != layout.RefAudio {
-			c.references[i].Noise = n.Conditions[k]
-			k++
-		}
-	}
 }

@@ -12,27 +12,18 @@ import (
 	"h3studio/engine/videovae"
 )
 
-// denoise runs the DiT loop from the request's noise draw.
+// denoise runs the DiT loop from the request's seed.
 func (g *generation) denoise() error {
 	s, p, r, m, t, cond := g.s, g.p, g.r, g.m, g.t, g.cond
 	lh, lw := p.ModelCanvas(r).Latent()
 	g.target = layout.Grid{T: p.LatentFrames, H: lh, W: lw}
-	noise, err := sampler.InitialNoise(sampler.Portable, r.Seed, sampler.NoiseSpec{
-		Conditions: cond.visual, Video: layout.VideoShape{C: m.DiT.InChannels, T: g.target.T, H: lh, W: lw},
-		AudioLatents: p.AudioLatents, AudioChannels: m.DiT.AudioInChannels})
-	if err != nil {
-		return fmt.Errorf("engine: %w", err)
-	}
-	cond.addNoise(noise)
-	audioNoise, err := layout.UnpackAudio(nil, noise.AudioRows, m.DiT.AudioInChannels, p.AudioLatents)
-	if err != nil {
-		return fmt.Errorf("engine: %w", err)
-	}
 	if err := s.loadDiT(g.ctx, m, g.mode); err != nil {
 		return err
 	}
+	// The loop draws every noise tensor from the seed (the conditions',
+	// the video's, the audio's, in the reference's order).
 	dreq := denoise.Request{Text: g.hidden, TextTags: g.tags, Target: g.target, AudioLatents: p.AudioLatents,
-		Keyframes: cond.keyframes, References: cond.references, VideoNoise: noise.Video, AudioNoise: audioNoise,
+		Keyframes: cond.keyframes, References: cond.references, Seed: r.Seed, NoiseSource: sampler.Portable,
 		Controls: r.Controls()}
 	t.begin(PhaseDenoise, r.Steps, "steps")
 	pv := &previewer{s: s, m: m, p: p, t: t, ctx: g.ctx, stream: g.videoResidency == compute.Streaming}

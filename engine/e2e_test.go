@@ -8,19 +8,18 @@ import (
 	"fmt"
 	"image"
 	"image/color"
-	"image/png"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 
 	"h3studio/engine"
-	"h3studio/engine/compute"
 	"h3studio/engine/compute/cpu"
 	"h3studio/engine/media"
+	"h3studio/engine/request/requesttest"
 	"h3studio/engine/take"
 	"h3studio/engine/testmodel"
 )
@@ -54,6 +53,17 @@ func demoModel(t testing.TB) string {
 		t.Fatal(demoErr)
 	}
 	return demoDir
+}
+
+// ownDemoModel writes a demo checkpoint of the test's own, for a test that
+// damages it or writes beside its weights.
+func ownDemoModel(t testing.TB) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "model")
+	if err := testmodel.Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
 
 func TestMain(m *testing.M) {
@@ -173,12 +183,7 @@ func writePNG(t testing.TB, path string, w, h int, tint color.RGBA) string {
 			img.SetRGBA(x, y, color.RGBA{uint8(x * 255 / w), uint8(y * 255 / h), tint.B, 255})
 		}
 	}
-	var buf bytes.Buffer
-	png.Encode(&buf, img)
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return requesttest.WritePNG(t, path, img)
 }
 
 func writeWAV(t testing.TB, path string, seconds float64, rate, channels int) string {
@@ -190,30 +195,7 @@ func writeWAV(t testing.TB, path string, seconds float64, rate, channels int) st
 			a.Samples[i*channels+c] = float32(0.3 * math.Sin(2*math.Pi*440*float64(i)/float64(rate)*float64(c+1)))
 		}
 	}
-	if err := media.WriteWAVFile(path, a, media.PCM16); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
-// writeVideo writes a small MP4 with ffmpeg (Linux test dependency, as the
-// media package's own tests): seconds of 32×32 test pattern at 25 fps,
-// with a stereo tone unless silent.
-func writeVideo(t testing.TB, path string, seconds float64, silent bool) string {
-	t.Helper()
-	ff, err := exec.LookPath("ffmpeg")
-	if err != nil {
-		t.Skip("engine: reference-video tests need Debian's ffmpeg (make deps)")
-	}
-	args := []string{"-v", "error", "-y", "-f", "lavfi", "-i", fmt.Sprintf("testsrc=size=32x32:rate=25:duration=%g", seconds)}
-	if !silent {
-		args = append(args, "-f", "lavfi", "-i", fmt.Sprintf("sine=frequency=330:sample_rate=44100:duration=%g", seconds), "-ac", "2", "-c:a", "aac")
-	}
-	args = append(args, "-c:v", "libx264", "-pix_fmt", "yuv420p", "-shortest", path)
-	if out, err := exec.Command(ff, args...).CombinedOutput(); err != nil {
-		t.Fatalf("ffmpeg: %v: %s", err, out)
-	}
-	return path
+	return requesttest.WriteWAV(t, path, a)
 }
 
 // TestGenerateEveryTask runs t2va, fl2va with the first, the last and both
@@ -258,7 +240,7 @@ func TestGenerateEveryTask(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			if c.video {
 				if video == "" {
-					video = writeVideo(t, filepath.Join(dir, "ref.mp4"), 3, false)
+					video = requesttest.WriteVideo(t, filepath.Join(dir, "ref.mp4"), 3, false)
 				}
 				c.r.References[0].Path = video
 			}
@@ -297,16 +279,9 @@ func TestGenerateEveryTask(t *testing.T) {
 
 func with(r engine.Request, f func(*engine.Request)) engine.Request { f(&r); return r }
 
+// sameFrames reports whether two takes' frames are pixel for pixel equal.
 func sameFrames(a, b []*image.RGBA) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if !bytes.Equal(a[i].Pix, b[i].Pix) {
-			return false
-		}
-	}
-	return true
+	return slices.EqualFunc(a, b, func(x, y *image.RGBA) bool { return bytes.Equal(x.Pix, y.Pix) })
 }
 
 // TestDeterminismAndResidentCache: the same seed gives identical frames and
@@ -386,16 +361,9 @@ func TestPromptMovesThePicture(t *testing.T) {
 	}
 }
 
+// slicesEqual reports whether two sample slices are bit for bit equal.
 func slicesEqual(a, b []float32) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
-			return false
-		}
-	}
-	return true
+	return slices.EqualFunc(a, b, func(x, y float32) bool { return math.Float32bits(x) == math.Float32bits(y) })
 }
 
 // TestStreamingMode runs the streaming memory mode: same output as the
@@ -534,10 +502,7 @@ func TestFailuresLeaveNothing(t *testing.T) {
 	}
 	// A damaged weight file: Open (configs only) succeeds, Generate fails
 	// at loading, naming the file, and leaves nothing.
-	damaged := filepath.Join(t.TempDir(), "model")
-	if err := testmodel.Write(damaged); err != nil {
-		t.Fatal(err)
-	}
+	damaged := ownDemoModel(t)
 	shard := filepath.Join(damaged, "FL2VA", "transformer", "model-00001-of-00004.safetensors")
 	if err := os.Truncate(shard, 100); err != nil {
 		t.Fatal(err)
@@ -559,10 +524,7 @@ func TestFailuresLeaveNothing(t *testing.T) {
 		{"num_layers", "num_layers 100000000"},
 		{"latents_dim", "final_layer.video_out.weight: want shape [400000000 96]"},
 	} {
-		bad := filepath.Join(t.TempDir(), "model")
-		if err := testmodel.Write(bad); err != nil {
-			t.Fatal(err)
-		}
+		bad := ownDemoModel(t)
 		cfgPath := filepath.Join(bad, "FL2VA", "transformer", "config.json")
 		var cfg map[string]any
 		b, _ := os.ReadFile(cfgPath)
@@ -586,39 +548,6 @@ func TestFailuresLeaveNothing(t *testing.T) {
 			t.Errorf("%s: Generate: %v (sink %d aborts, %d begins), want an error naming %q", c.key, err, sink.aborts, sink.begins, c.want)
 		}
 		bs.Close()
-	}
-}
-
-// TestPlanOnDemo checks what Plan predicts without loading anything: rows,
-// text rows, peak storage, and a time estimate only once the session has
-// measured this device.
-func TestPlanOnDemo(t *testing.T) {
-	s := openSession(t)
-	r := base("A red fox walks through fresh snow.", 1)
-	p, err := s.Plan(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if p.TextRows < 5 || p.Rows != p.TextRows+2*p.AudioLatents+p.LatentFrames*(64/32)*(64/32) {
-		t.Errorf("rows %d, text rows %d", p.Rows, p.TextRows)
-	}
-	if p.PeakBytes <= 0 || p.Estimate != 0 {
-		t.Errorf("peak %d, estimate %v before any measurement", p.PeakBytes, p.Estimate)
-	}
-	if c := s.Counters(); c.Loads != 0 {
-		t.Errorf("Plan loaded %d components", c.Loads)
-	}
-	res, _ := generate(t, s, r)
-	if res.PeakBytes <= 0 {
-		t.Error("no measured peak")
-	}
-	p2, err := s.Plan(r)
-	if err != nil || p2.Estimate <= 0 {
-		t.Errorf("estimate after a generation: %v %v", p2.Estimate, err)
-	}
-	// Labels must name existing references.
-	if _, err := s.Plan(base("<Picture 1> dances", 1)); err == nil || !engine.IsRequestError(err) || !strings.Contains(err.Error(), "<Picture 1>") {
-		t.Errorf("an unknown label: %v", err)
 	}
 }
 
@@ -668,75 +597,5 @@ func TestRenderCanvasPreviewsAndBusy(t *testing.T) {
 	}
 	if len(sink.Frames) != 22 || sink.Frames[0].Rect.Dx() != 192 || sink.Frames[0].Rect.Dy() != 128 || res.Plan.Request.RenderWidth != 96 {
 		t.Errorf("frames %d of %v", len(sink.Frames), sink.Frames[0].Rect)
-	}
-}
-
-// smallDevice reports a device with a working set of budget bytes.
-type smallDevice struct {
-	compute.Backend
-	budget int64
-}
-
-func (d smallDevice) Device() compute.DeviceInfo {
-	i := d.Backend.Device()
-	i.WorkingSetBytes = d.budget
-	return i
-}
-
-// TestPlanNotesWhatDoesNotFit: a request whose predicted peak exceeds the
-// device's budget is planned with a note saying so: in auto mode the mode
-// chosen and why (BF16 streaming when no resident mode fits), else that it
-// may run out of memory and what needs less.
-func TestPlanNotesWhatDoesNotFit(t *testing.T) {
-	r := base("A red fox walks through fresh snow.", 1)
-	plan := func(budget int64, mode engine.MemoryMode) engine.Plan {
-		t.Helper()
-		var b compute.Backend = cpu.New(cpu.Options{})
-		if budget > 0 {
-			b = smallDevice{b, workingSetFor(budget)}
-		}
-		s, err := engine.Open(engine.Options{ModelDir: demoModel(t), Backend: b})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.Close()
-		q := r
-		q.Memory = mode
-		p, err := s.Plan(q)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	resident, streaming := plan(0, engine.MemoryResident).PeakBytes, plan(0, engine.MemoryStreaming).PeakBytes
-	if streaming <= 0 || resident <= streaming {
-		t.Fatalf("demo peaks: resident %d, streaming %d", resident, streaming)
-	}
-	notes := func(p engine.Plan) string { return strings.Join(p.Notes, "\n") }
-	if n := notes(plan(0, engine.MemoryAuto)); strings.Contains(n, "more than this device") || strings.Contains(n, "exceeds this device") {
-		t.Errorf("a request that fits got %q", n)
-	}
-	between := (resident + streaming) / 2
-	if n := notes(plan(between, engine.MemoryAuto)); !strings.Contains(n, "memory mode streaming: streaming is the fastest mode") {
-		t.Errorf("auto, resident does not fit but streaming does: notes %q", n)
-	}
-	if n := notes(plan(between, engine.MemoryResident)); !strings.Contains(n, "--ssd-streaming") {
-		t.Errorf("resident that does not fit: notes %q", n)
-	}
-	for _, mode := range []engine.MemoryMode{engine.MemoryAuto, engine.MemoryStreaming} {
-		if n := notes(plan(streaming/2, mode)); !strings.Contains(n, "may run out of memory") {
-			t.Errorf("%q, nothing fits: notes %q", mode, n)
-		}
-	}
-	// Auto on that device streams, and the result reports the streaming
-	// prediction it ran under.
-	s, err := engine.Open(engine.Options{ModelDir: demoModel(t), Backend: smallDevice{cpu.New(cpu.Options{}), workingSetFor(between)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	res, err := s.Generate(context.Background(), r, &recSink{}, nil)
-	if err != nil || res.Plan.Memory != engine.MemoryStreaming || res.Plan.PeakBytes != streaming {
-		t.Errorf("auto on a small device: %v, mode %q, predicted peak %d (streaming %d, resident %d)", err, res.Plan.Memory, res.Plan.PeakBytes, streaming, resident)
 	}
 }

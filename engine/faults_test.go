@@ -11,7 +11,6 @@ import (
 
 	"h3studio/engine"
 	"h3studio/engine/compute/cpu"
-	"h3studio/engine/testmodel"
 )
 
 // TestWeightsTruncatedUnderARun: the transformer's shards are truncated
@@ -20,10 +19,7 @@ import (
 // output is aborted, the process survives, and the same session refuses the
 // next request clearly instead of faulting again.
 func TestWeightsTruncatedUnderARun(t *testing.T) {
-	model := filepath.Join(t.TempDir(), "model")
-	if err := testmodel.Write(model); err != nil {
-		t.Fatal(err)
-	}
+	model := ownDemoModel(t)
 	shards, _ := filepath.Glob(filepath.Join(model, "FL2VA", "transformer", "*.safetensors"))
 	if len(shards) == 0 {
 		t.Fatal("the demo checkpoint has no transformer shards")

@@ -215,10 +215,7 @@ func (s *Session) loadVideoVAE(m *models, encode, stream bool) error {
 	if m.vvae != nil && (!encode || m.vvae.CanEncode()) && m.vvaeStream == stream {
 		return nil
 	}
-	if m.vvae != nil {
-		m.vvae.Close()
-		m.vvae = nil
-	}
+	closeAndClear(&m.vvae)
 	c := s.snap.Find(m.Partition, snapshot.VideoVAE)
 	if c == nil {
 		return fmt.Errorf("engine: the model folder has no %s video VAE", m.Partition)
@@ -242,10 +239,7 @@ func (s *Session) loadAudioVAE(m *models, encode bool) error {
 	if m.avae != nil && (!encode || m.avae.CanEncode()) {
 		return nil
 	}
-	if m.avae != nil {
-		m.avae.Close()
-		m.avae = nil
-	}
+	closeAndClear(&m.avae)
 	c := s.snap.Find(m.Partition, snapshot.AudioVAE)
 	if c == nil {
 		return fmt.Errorf("engine: the model folder has no %s audio VAE", m.Partition)
@@ -263,26 +257,15 @@ func (s *Session) loadAudioVAE(m *models, encode bool) error {
 	return nil
 }
 
-func (m *models) releaseText() {
-	if m.text != nil {
-		m.text.Close()
-		m.text = nil
-	}
-}
+func (m *models) releaseText() { closeAndClear(&m.text) }
 
 func (m *models) releaseDiT() {
 	if m.dit != nil {
 		m.dit.Close()
 		m.dit = nil
 	}
-	if m.ditCk != nil {
-		m.ditCk.Close()
-		m.ditCk = nil
-	}
-	if m.ditQC != nil {
-		m.ditQC.Close()
-		m.ditQC = nil
-	}
+	closeAndClear(&m.ditCk)
+	closeAndClear(&m.ditQC)
 }
 
 // releaseEncoders frees the VAEs' encoders (the decoders stay).
@@ -295,17 +278,19 @@ func (m *models) releaseEncoders() {
 	}
 }
 
-func (m *models) releaseVideoVAE() {
-	if m.vvae != nil {
-		m.vvae.Close()
-		m.vvae = nil
-	}
-}
+func (m *models) releaseVideoVAE() { closeAndClear(&m.vvae) }
 
-func (m *models) releaseAudioVAE() {
-	if m.avae != nil {
-		m.avae.Close()
-		m.avae = nil
+func (m *models) releaseAudioVAE() { closeAndClear(&m.avae) }
+
+// closeAndClear closes the weights *p holds, if any, and clears it.
+func closeAndClear[T interface {
+	comparable
+	Close() error
+}](p *T) {
+	var none T
+	if *p != none {
+		(*p).Close()
+		*p = none
 	}
 }
 

@@ -15,7 +15,6 @@ import (
 	"h3studio/engine/compute/cpu"
 	"h3studio/engine/plan"
 	"h3studio/engine/quant"
-	"h3studio/engine/testmodel"
 )
 
 // openOn opens the demo checkpoint on a CPU backend reporting the working
@@ -131,10 +130,7 @@ func (h cancelOnMessage) Handle(_ context.Context, r slog.Record) error {
 // context's error, the manifest unwritten; the next take resumes the
 // build and completes it.
 func TestCancelQuantizedCacheBuild(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "model")
-	if err := testmodel.Write(dir); err != nil {
-		t.Fatal(err)
-	}
+	dir := ownDemoModel(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	s, err := engine.Open(engine.Options{ModelDir: dir, Backend: cpu.New(cpu.Options{}),
@@ -168,5 +164,75 @@ func TestCancelQuantizedCacheBuild(t *testing.T) {
 	generate(t, s3, r)
 	if _, err := os.Stat(filepath.Join(cache, quant.ManifestName)); err != nil {
 		t.Errorf("the next take did not finish the cache: %v", err)
+	}
+}
+
+// smallDevice reports a device with a working set of budget bytes.
+type smallDevice struct {
+	compute.Backend
+	budget int64
+}
+
+func (d smallDevice) Device() compute.DeviceInfo {
+	i := d.Backend.Device()
+	i.WorkingSetBytes = d.budget
+	return i
+}
+
+// TestPlanNotesWhatDoesNotFit: a request whose predicted peak exceeds the
+// device's budget is planned with a note saying so: in auto mode the mode
+// chosen and why (BF16 streaming when no resident mode fits), else that it
+// may run out of memory and what needs less.
+func TestPlanNotesWhatDoesNotFit(t *testing.T) {
+	r := base("A red fox walks through fresh snow.", 1)
+	plan := func(budget int64, mode engine.MemoryMode) engine.Plan {
+		t.Helper()
+		var b compute.Backend = cpu.New(cpu.Options{})
+		if budget > 0 {
+			b = smallDevice{b, workingSetFor(budget)}
+		}
+		s, err := engine.Open(engine.Options{ModelDir: demoModel(t), Backend: b})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		q := r
+		q.Memory = mode
+		p, err := s.Plan(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	resident, streaming := plan(0, engine.MemoryResident).PeakBytes, plan(0, engine.MemoryStreaming).PeakBytes
+	if streaming <= 0 || resident <= streaming {
+		t.Fatalf("demo peaks: resident %d, streaming %d", resident, streaming)
+	}
+	notes := func(p engine.Plan) string { return strings.Join(p.Notes, "\n") }
+	if n := notes(plan(0, engine.MemoryAuto)); strings.Contains(n, "more than this device") || strings.Contains(n, "exceeds this device") {
+		t.Errorf("a request that fits got %q", n)
+	}
+	between := (resident + streaming) / 2
+	if n := notes(plan(between, engine.MemoryAuto)); !strings.Contains(n, "memory mode streaming: streaming is the fastest mode") {
+		t.Errorf("auto, resident does not fit but streaming does: notes %q", n)
+	}
+	if n := notes(plan(between, engine.MemoryResident)); !strings.Contains(n, "--ssd-streaming") {
+		t.Errorf("resident that does not fit: notes %q", n)
+	}
+	for _, mode := range []engine.MemoryMode{engine.MemoryAuto, engine.MemoryStreaming} {
+		if n := notes(plan(streaming/2, mode)); !strings.Contains(n, "may run out of memory") {
+			t.Errorf("%q, nothing fits: notes %q", mode, n)
+		}
+	}
+	// Auto on that device streams, and the result reports the streaming
+	// prediction it ran under.
+	s, err := engine.Open(engine.Options{ModelDir: demoModel(t), Backend: smallDevice{cpu.New(cpu.Options{}), workingSetFor(between)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	res, err := s.Generate(context.Background(), r, &recSink{}, nil)
+	if err != nil || res.Plan.Memory != engine.MemoryStreaming || res.Plan.PeakBytes != streaming {
+		t.Errorf("auto on a small device: %v, mode %q, predicted peak %d (streaming %d, resident %d)", err, res.Plan.Memory, res.Plan.PeakBytes, streaming, resident)
 	}
 }

@@ -14,8 +14,7 @@ import (
 )
 
 func TestDiscoverCacheAndLocalDir(t *testing.T) {
-	files := testRepo(t)
-	h := newHub(t, files)
+	_, h := testHub(t)
 	cache, dir := t.TempDir(), filepath.Join(t.TempDir(), "MiniMax-H3")
 	c := testClient(h, "")
 	if _, err := Download(ctxT(t), c, &Request{Tasks: fl2va, HubCache: cache}); err != nil {
@@ -60,8 +59,7 @@ func TestDiscoverCacheAndLocalDir(t *testing.T) {
 }
 
 func TestDiscoverSnapshotDeletedWhileListed(t *testing.T) {
-	files := testRepo(t)
-	h := newHub(t, files)
+	_, h := testHub(t)
 	cache := t.TempDir()
 	res, err := Download(ctxT(t), testClient(h, ""), &Request{Tasks: fl2va, HubCache: cache})
 	if err != nil {
@@ -78,8 +76,7 @@ func TestDiscoverSnapshotDeletedWhileListed(t *testing.T) {
 }
 
 func TestVerifyNamesAFlippedByte(t *testing.T) {
-	files := testRepo(t)
-	h := newHub(t, files)
+	files, h := testHub(t)
 	for _, mode := range []string{"cache", "dir"} {
 		res := downloadFL2VA(t, h, mode)
 		rep, err := Verify(ctxT(t), res.Root, nil, 2)
@@ -110,8 +107,7 @@ func TestVerifyNamesAFlippedByte(t *testing.T) {
 }
 
 func TestSelectDerivesSetsFromTheTree(t *testing.T) {
-	files := testRepo(t)
-	h := newHub(t, files)
+	files, h := testHub(t)
 	h.PageSize = 3
 	entries, err := testClient(h, "").Tree(ctxT(t), Repo, "main", "", true)
 	if err != nil {
@@ -190,8 +186,7 @@ func (s *memStore) Set(a, b, v string) error {
 func (s *memStore) Delete(a, b string) error { delete(s.m, a+"/"+b); return nil }
 
 func TestRepairRefetchesWhatVerifyFound(t *testing.T) {
-	files := testRepo(t)
-	h := newHub(t, files)
+	files, h := testHub(t)
 	for _, mode := range []string{"cache", "dir"} {
 		res := downloadFL2VA(t, h, mode)
 		big := biggestLFS(files, "FL2VA/transformer/")
@@ -223,8 +218,7 @@ func TestRepairRefetchesWhatVerifyFound(t *testing.T) {
 // our download into that cache fetches nothing.
 func TestHuggingFaceHubPeer(t *testing.T) {
 	py := testkit.PythonPeer(t, "huggingface_hub")
-	files := testRepo(t)
-	h := newHub(t, files)
+	files, h := testHub(t)
 	h.Token = "hf_peer"
 	hfHome := t.TempDir()
 	script := `

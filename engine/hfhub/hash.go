@@ -1,6 +1,7 @@
 package hfhub
 
 import (
+	"context"
 	"crypto/sha1"
 	"crypto/sha256"
 	"encoding/hex"
@@ -31,23 +32,39 @@ func hashKind(lfs bool) string {
 
 // fileMatches reports whether the file at p hashes to etag (sha256 when lfs, git sha1 otherwise).
 func fileMatches(p, etag string, lfs bool) (bool, error) {
-	got, err := hashFile(p, lfs)
+	got, _, err := hashFile(context.Background(), p, lfs)
 	return got == etag, err
 }
 
-func hashFile(p string, lfs bool) (string, error) {
+// ctxReader reads r until ctx is done.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(b []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(b)
+}
+
+// hashFile hashes the file at p as newHash names it (hex), reading until
+// ctx is done; it returns the bytes read.
+func hashFile(ctx context.Context, p string, lfs bool) (string, int64, error) {
 	f, err := os.Open(p)
 	if err != nil {
-		return "", err
+		return "", 0, err
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return "", err
+		return "", 0, err
 	}
 	h := newHash(lfs, st.Size())
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
+	n, err := io.CopyBuffer(h, ctxReader{ctx, f}, make([]byte, 1<<20))
+	if err != nil {
+		return "", n, err
 	}
-	return hex.EncodeToString(h.Sum(nil)), nil
+	return hex.EncodeToString(h.Sum(nil)), n, nil
 }

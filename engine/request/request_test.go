@@ -1,9 +1,7 @@
 package request
 
 import (
-	"image"
 	"image/color"
-	"image/png"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,25 +9,14 @@ import (
 	"time"
 
 	"h3studio/engine/media"
+	"h3studio/engine/request/requesttest"
 )
 
 func writePNG(t testing.TB, dir, name string, w, h int) string {
 	t.Helper()
-	img := image.NewRGBA(image.Rect(0, 0, w, h))
-	for i := range img.Pix {
-		img.Pix[i] = uint8(i * 7)
-	}
+	img := requesttest.Picture(w, h)
 	img.Set(0, 0, color.RGBA{255, 0, 0, 255})
-	p := filepath.Join(dir, name)
-	f, err := os.Create(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if err := png.Encode(f, img); err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return requesttest.WritePNG(t, filepath.Join(dir, name), img)
 }
 
 func writeWAV(t testing.TB, dir, name string, frames int) string {
@@ -38,11 +25,7 @@ func writeWAV(t testing.TB, dir, name string, frames int) string {
 	for i := range a.Samples {
 		a.Samples[i] = float32(i%200)/200 - 0.5
 	}
-	p := filepath.Join(dir, name)
-	if err := media.WriteWAVFile(p, a, media.PCM16); err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return requesttest.WriteWAV(t, filepath.Join(dir, name), a)
 }
 
 var released = ModelFacts{Blocks: 50, HasFL2VA: true, HasRef2VA: true}

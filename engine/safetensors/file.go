@@ -145,6 +145,17 @@ func (f *File) Data(name string) ([]byte, error) {
 	return f.data[t.Begin:t.End:t.End], nil
 }
 
+// Entry returns a tensor as an Entry for Write, its Data the mapped bytes
+// (valid while f is open).
+func (f *File) Entry(name string) (Entry, error) {
+	data, err := f.Data(name)
+	if err != nil {
+		return Entry{}, err
+	}
+	t, _ := f.Info(name)
+	return Entry{Name: name, DType: t.DType, Shape: t.Shape, Data: data}, nil
+}
+
 // Mapping returns the whole mapped file (for backends that register the
 // mapping with the device once and bind tensors by offset).
 func (f *File) Mapping() []byte { return f.data }

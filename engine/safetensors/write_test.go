@@ -3,6 +3,7 @@ package safetensors
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"h3studio/engine/compute"
@@ -51,5 +52,36 @@ func TestWriteModes(t *testing.T) {
 		if st, err := os.Stat(p); err != nil || st.Mode().Perm() != 0o644 {
 			t.Errorf("%s: %v %v, want mode 0644", filepath.Base(p), st.Mode().Perm(), err)
 		}
+	}
+}
+
+// TestEntryRewrites: a stored tensor's Entry writes it again unchanged; an
+// unknown name is an error naming the file.
+func TestEntryRewrites(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src.safetensors")
+	if err := Write(src, []Entry{F32("w", compute.BF16, compute.Shape{2, 3}, []float32{1, 2, 3, 4, 5, 6})}, nil); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	e, err := f.Entry("w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst := filepath.Join(dir, "dst.safetensors")
+	if err := Write(dst, []Entry{e}, nil); err != nil {
+		t.Fatal(err)
+	}
+	a, _ := os.ReadFile(src)
+	b, _ := os.ReadFile(dst)
+	if string(a) != string(b) {
+		t.Errorf("rewritten file differs:\n%q\n%q", a, b)
+	}
+	if _, err := f.Entry("nope"); err == nil || !strings.Contains(err.Error(), "src.safetensors") {
+		t.Errorf("unknown tensor: %v", err)
 	}
 }

@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"maps"
@@ -194,8 +195,8 @@ func Inspect(root string) (*Report, error) {
 		}
 		pr.Class, pr.Tasks, pr.VideoShift, pr.AudioShift = mi.ClassName, mi.Tasks, mi.VideoShift, mi.AudioShift
 		r.Partitions = append(r.Partitions, pr)
-		r.Demo, r.DemoNote = r.Demo || mi.Demo, firstNonEmpty(r.DemoNote, mi.DemoNote)
-		r.DemoName = firstNonEmpty(r.DemoName, mi.DemoName)
+		r.Demo, r.DemoNote = r.Demo || mi.Demo, cmp.Or(r.DemoNote, mi.DemoNote)
+		r.DemoName = cmp.Or(r.DemoName, mi.DemoName)
 	}
 	if s.RootIndex != "" {
 		pr := PartitionReport{Name: "diffusers root", ModelIndex: rel(root, s.RootIndex)}
@@ -203,8 +204,8 @@ func Inspect(root string) (*Report, error) {
 			problem(s.RootIndex, err)
 		} else {
 			pr.Class = mi.ClassName
-			r.Demo, r.DemoNote = r.Demo || mi.Demo, firstNonEmpty(r.DemoNote, mi.DemoNote)
-			r.DemoName = firstNonEmpty(r.DemoName, mi.DemoName)
+			r.Demo, r.DemoNote = r.Demo || mi.Demo, cmp.Or(r.DemoNote, mi.DemoNote)
+			r.DemoName = cmp.Or(r.DemoName, mi.DemoName)
 		}
 		r.Partitions = append(r.Partitions, pr)
 	}
@@ -247,7 +248,7 @@ func Inspect(root string) (*Report, error) {
 	for _, t := range Tasks {
 		p := PartitionOf(t)
 		tr := TaskReport{Task: t, Partition: p, Uses: map[Kind]string{}}
-		if tasks, ok := declared[p]; ok && !contains(tasks, string(t)) {
+		if tasks, ok := declared[p]; ok && !slices.Contains(tasks, string(t)) {
 			tr.Undeclared = true
 		}
 		for _, k := range Requires(t) {
@@ -260,7 +261,7 @@ func Inspect(root string) (*Report, error) {
 					m = &MissingReport{Kind: k}
 					missing[k] = m
 				}
-				if !containsP(m.Partitions, p) {
+				if !slices.Contains(m.Partitions, p) {
 					m.Partitions = append(m.Partitions, p)
 				}
 				m.Disables = append(m.Disables, t)
@@ -306,31 +307,6 @@ func kindIndex(k Kind) int {
 func hasLayout(s *Snapshot, l Layout) bool {
 	for _, c := range s.Components {
 		if c.Layout == l {
-			return true
-		}
-	}
-	return false
-}
-
-func firstNonEmpty(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
-}
-
-func containsP(list []Partition, p Partition) bool {
-	for _, v := range list {
-		if v == p {
 			return true
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -130,6 +131,33 @@ func WriteReleasedMinimal(root string, partitions ...string) error {
 		}
 		return out
 	}, partitions)
+}
+
+// ReleasedMinimalFiles is the WriteReleasedMinimal snapshot as a repo's
+// files: contents by slash-separated path, for a fake Hub to serve.
+func ReleasedMinimalFiles(partitions ...string) (map[string][]byte, error) {
+	d, err := os.MkdirTemp("", "snapshottest-repo-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(d)
+	if err := WriteReleasedMinimal(d, partitions...); err != nil {
+		return nil, err
+	}
+	files := map[string][]byte{}
+	err = filepath.WalkDir(d, func(p string, e fs.DirEntry, err error) error {
+		if err != nil || e.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		rel, _ := filepath.Rel(d, p)
+		files[filepath.ToSlash(rel)] = b
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("snapshottest: reading back %s: %w", d, err)
+	}
+	return files, nil
 }
 
 func writeReleased(root string, scale func([]Tensor) []Tensor, partitions []string) error {

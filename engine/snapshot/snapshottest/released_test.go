@@ -3,12 +3,14 @@ package snapshottest
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
-	"time"
 
+	"h3studio/engine/audiovae"
 	"h3studio/engine/dit"
 	"h3studio/engine/safetensors"
 	"h3studio/engine/snapshot"
+	"h3studio/engine/videovae"
 )
 
 func TestInventories(t *testing.T) {
@@ -30,6 +32,40 @@ func TestInventories(t *testing.T) {
 		if n != c.tensors || p != c.params || b != c.bytes {
 			t.Errorf("%s: %d tensors, %d params, %d bytes; want %d, %d, %d", c.name, n, p, b, c.tensors, c.params, c.bytes)
 		}
+	}
+}
+
+// TestVAEReleasedConfigs: the VAE packages' ReleasedConfig (what `h3studio
+// plan` estimates with) is valid and names exactly the released tensors
+// with their shapes (these inventories reproduce the released byte totals,
+// TestInventories).
+func TestVAEReleasedConfigs(t *testing.T) {
+	v := videovae.ReleasedConfig()
+	a := audiovae.ReleasedConfig()
+	for _, c := range []struct {
+		name  string
+		valid error
+		got   map[string][]int
+		want  []Tensor
+	}{
+		{"video VAE", v.Validate(), videovae.TensorShapes(v), VideoVAEInventory()},
+		{"audio VAE", a.Validate(), audiovae.TensorShapes(a), AudioVAEInventory()},
+	} {
+		if c.valid != nil {
+			t.Errorf("%s: %v", c.name, c.valid)
+		}
+		if len(c.got) != len(c.want) {
+			t.Errorf("%s: %d tensors, the release has %d", c.name, len(c.got), len(c.want))
+		}
+		for _, x := range c.want {
+			if !slices.Equal(c.got[x.Name], x.Shape) {
+				t.Errorf("%s %s: %v, the release has %v", c.name, x.Name, c.got[x.Name], x.Shape)
+			}
+		}
+	}
+	if v.SpatialRatio() != 16 || v.TemporalRatio() != 4 || v.DecoderFFNHidden != 8192 || a.Hop() != 800 ||
+		!slices.Equal(a.DecoderKernels, []int{9, 9, 4, 4, 4, 4, 4}) {
+		t.Errorf("geometry: video %d×/%d×, MLP %d; audio hop %d, kernels %v", v.SpatialRatio(), v.TemporalRatio(), v.DecoderFFNHidden, a.Hop(), a.DecoderKernels)
 	}
 }
 
@@ -123,10 +159,7 @@ func BenchmarkOpenTransformer(b *testing.B) {
 	})
 }
 
-// benchSnapshots runs op on the released and the tiny snapshot, timing op
-// but not the cleanup it returns, and reports the CPU time per operation
-// (all threads) and the fastest single operation: on a loaded shared
-// machine the mean wall time says little, while these two are stable.
+// benchSnapshots runs op on the released and the tiny snapshot with Bench.
 func benchSnapshots(b *testing.B, op func(b *testing.B, root string) (cleanup func())) {
 	for _, c := range []struct {
 		name  string
@@ -134,18 +167,7 @@ func benchSnapshots(b *testing.B, op func(b *testing.B, root string) (cleanup fu
 	}{{"released", sparseRoot}, {"tiny", tinyRoot}} {
 		b.Run(c.name, func(b *testing.B) {
 			root := c.build(b)
-			b.ResetTimer()
-			start, fastest := CPUTime(), time.Duration(1<<62)
-			for b.Loop() {
-				t0 := time.Now()
-				cleanup := op(b, root)
-				fastest = min(fastest, time.Since(t0))
-				cleanup()
-			}
-			if start >= 0 && b.N > 0 {
-				b.ReportMetric(float64(CPUTime()-start)/float64(b.N)/1e6, "cpu-ms/op")
-			}
-			b.ReportMetric(float64(fastest)/1e6, "fastest-ms")
+			Bench(b, func() func() { return op(b, root) })
 		})
 	}
 }
