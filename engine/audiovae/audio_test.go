@@ -3,6 +3,7 @@ package audiovae
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/big"
 	"math/rand/v2"
@@ -46,6 +47,43 @@ func TestKaiserFilterMatchesCheckpoint(t *testing.T) {
 	for i := range stored {
 		if math.Abs(float64(got[i]-stored[i])) > 1e-7 {
 			t.Errorf("tap %d: %v, checkpoint %v", i, got[i], stored[i])
+		}
+	}
+}
+
+// TestEncoderBranchGainScaled: the test model's encoder residual branches
+// end in a conv of gain U[0.8, 1.2)/√15 (15 residual units), the other
+// convs keep weight_g 1 + 0.1·N (Inventory's rule against a chaotic
+// random encoder).
+func TestEncoderBranchGainScaled(t *testing.T) {
+	dir := t.TempDir()
+	cfg := TinyConfig()
+	if err := WriteTestModel(dir, cfg, 1); err != nil {
+		t.Fatal(err)
+	}
+	f, err := safetensors.Open(filepath.Join(dir, "model.safetensors"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	beta := 1 / math.Sqrt(15)
+	for s := range cfg.EncoderRates {
+		for u := 0; u < 3; u++ {
+			p := fmt.Sprintf("encoder.block.%d.block.%d.block.", s+1, u)
+			g, _ := testkit.Float32s(t, f, p+"3.weight_g")
+			for i, v := range g {
+				if float64(v) < 0.8*beta-1e-7 || float64(v) >= 1.2*beta+1e-7 {
+					t.Fatalf("%s3.weight_g[%d] = %v, want in [%.4f, %.4f)", p, i, v, 0.8*beta, 1.2*beta)
+				}
+			}
+			g, _ = testkit.Float32s(t, f, p+"1.weight_g")
+			var mean float64
+			for _, v := range g {
+				mean += float64(v) / float64(len(g))
+			}
+			if math.Abs(mean-1) > 0.15 {
+				t.Errorf("%s1.weight_g mean %.3f, want 1 + 0.1·N", p, mean)
+			}
 		}
 	}
 }

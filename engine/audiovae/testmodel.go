@@ -177,16 +177,35 @@ func WriteTestModel(dir string, cfg *Config, seed uint64) error {
 // order) as F32 tensors with the oracle-like initialisation rules of
 // WriteTestModel: weight_v N(0, 1/fan_in), weight_g 1 + 0.1·N (conv_post
 // 0.15), biases 0.05·N, Snake alpha U[0.5, 1.5), SnakeBeta log-parameters
-// 0.2·N, the Kaiser filter buffers computed. A caller may change the rules
+// 0.2·N, the Kaiser filter buffers computed.
+//
+// The encoder's residual branches are scaled: the last conv of each of its
+// U residual units has weight_g U[0.8, 1.2)/√U, so a branch adds about 1/U
+// of the stream's variance and the stream stays O(1) (at most e times its
+// variance over the encoder). With unit-gain branches the stream doubles
+// its variance per unit (rms 0.5 → 159 at the released width) and, at
+// |x| ≫ 1/α, Snake's derivative 1 + sin(2αx) is a ±1 modulation that
+// amplifies any perturbation about 1.22× per Snake relative to the signal:
+// the random encoder is chaotic (×2.5 per block), which a trained encoder
+// is not (docs/fullscale.md measures both). A caller may change the rules
 // of some tensors (the demo checkpoint shapes its decoder) and write the
 // result with WriteModel.
 func Inventory(cfg *Config) safetensors.Inventory {
 	filter := KaiserSincFilter(0.25, 0.3, 12)
 	shapes := TensorShapes(cfg)
+	branch := map[string]bool{}
+	for s := range cfg.EncoderRates {
+		for u := 0; u < 3; u++ {
+			branch[fmt.Sprintf("encoder.block.%d.block.%d.block.3.weight_g", s+1, u)] = true
+		}
+	}
+	beta := float32(1 / math.Sqrt(float64(len(branch))))
 	inv := make(safetensors.Inventory, 0, len(shapes))
 	for _, name := range slices.Sorted(maps.Keys(shapes)) {
 		var init safetensors.Init
 		switch {
+		case branch[name]:
+			init = safetensors.Init{Kind: safetensors.InitUniform, Lo: 0.8 * beta, Hi: 1.2 * beta}
 		case strings.HasSuffix(name, ".filter"):
 			init = safetensors.Init{Kind: safetensors.InitValues, Values: filter}
 		case name == "pre_block.attn.zero_k_bias":

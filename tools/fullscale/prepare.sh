@@ -29,5 +29,5 @@ for f in $files; do
   mkdir -p "$dest/oracle/vendor/diffusers/$(dirname "$f")"
   git --git-dir="$DIFFUSERS_GIT" show "$commit:$f" >"$dest/oracle/vendor/diffusers/$f"
 done
-cp "$root/tools/fullscale/"*.py "$root/tools/fullscale/run.sh" "$dest/"
+cp "$root/tools/fullscale/"*.py "$root/tools/fullscale/"*.sh "$dest/"
 echo "prepared $dest: $(du -sh "$dest" | cut -f1)"

@@ -231,6 +231,40 @@ def vae_fixture(args, manifest):
     return {"video_vae_load_s": round(load_s, 1), "video_vae_s": round(time.time() - t0, 1)}
 
 
+def encoder_stages(avae, wav, device):
+    """The audio encoder's error growth, stage by stage (conv_in, each encoder block, conv_out) of the official
+    code: the stream's rms, the float64 run's response to a 1e-7 relative perturbation of the input, and the
+    official float32 run's departure, both as rel-L2 against the float64 run on the same input."""
+    blocks = avae.encoder.block
+    keep = [0] + list(range(1, len(blocks) - 2)) + [len(blocks) - 1]
+    names = ["conv_in"] + [f"block {i}" for i in keep[1:-1]] + ["conv_out"]
+
+    def run(x):
+        outs, h = [], x
+        for i, m in enumerate(blocks):
+            h = m(h)
+            if i in keep:
+                outs.append(h.double())
+        return outs
+    gen = torch.Generator().manual_seed(1)
+    noise = torch.randn(wav.shape, generator=gen, dtype=torch.float64)
+    avae.double()
+    x64 = wav.to(device, torch.float64)
+    ref, pert = run(x64), run(x64 * (1 + 1e-7 * noise.to(device)))
+    avae.float()
+    f32 = run(wav.to(device, torch.float32))
+    rel = lambda a, b: float((a - b).norm() / b.norm())  # noqa: E731
+    rows, prev = [], None
+    for n, r, p, f in zip(names, ref, pert, f32):
+        e = rel(p, r)
+        rows.append({"stage": n, "rms": float(r.pow(2).mean().sqrt()), "perturbation_1e-7": e,
+                     "growth": None if prev is None else e / prev, "float32": rel(f, r)})
+        prev = e
+        print(f"    encoder {n:9} rms {rows[-1]['rms']:9.3g}  1e-7 perturbation -> {e:9.3g}"
+              f"{'' if rows[-1]['growth'] is None else ' (x%.2f)' % rows[-1]['growth']:9}  official float32 {rows[-1]['float32']:9.3g}", flush=True)
+    return rows
+
+
 def audio_fixture(args, manifest):
     snap = os.path.join(args.snapshot, "FL2VA")
     scratch = os.path.join(args.out, "_audio_diffusers")
@@ -258,6 +292,7 @@ def audio_fixture(args, manifest):
             notes[key] = rel
             fx.add(key, ref, desc + "; float64 run of the official code (its float32 GPU run differs by rel-L2 %.3g)" % rel)
         fx.add("encode.waveform", wav, "(2, 1, 29600) mono waveforms")
+        fx.attrs["encoder_stages"] = encoder_stages(avae, wav, args.device)
     fx.attrs["float32_gpu_rel_l2_vs_float64"] = notes
     print(f"  audio_vae: official float32 on the GPU vs float64: {notes}", flush=True)
     write(fx, args.out, manifest, "_released")

@@ -13,7 +13,9 @@
 // matrices N(0, 1/fan-in), norm weights 1 + N(0, 0.1²), biases N(0, 0.02²) —
 // which keep every pre-norm block's output of unit scale: the DiT's residual
 // stream then grows like √(2·blocks) through the blocks (about 10× over 50)
-// and stays finite and informative in BF16.
+// and stays finite and informative in BF16. The audio encoder's residual
+// branches are scaled by 1/√15 (audiovae.Inventory), so its stream stays
+// O(1) and the encoder is not chaotic.
 package released
 
 import (
