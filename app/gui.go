@@ -38,6 +38,13 @@ func runGUI(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(dropPSN(args)); err != nil {
 		return 2
 	}
+	if *libDir != "" {
+		// A --library that can't be used is refused before a window opens,
+		// as the CLI's contract says.
+		if _, err := openLibraryFlag(*libDir); err != nil {
+			return libraryFlagFailed(stderr, "h3studio", *libDir, err)
+		}
+	}
 
 	a := app.NewWithID(appID)
 	a.Settings().SetTheme(ui.NewTheme())
@@ -46,7 +53,9 @@ func runGUI(args []string, stdout, stderr io.Writer) int {
 	prefs := loadPrefs()
 	cache := cacheDir()
 	library, libNotice, err := openLibrary(*libDir, prefs.LibraryDir, defaultLibrary())
-	if err != nil {
+	if err != nil && *libDir != "" {
+		return libraryFlagFailed(stderr, "h3studio", *libDir, err)
+	} else if err != nil {
 		fmt.Fprintln(stderr, "h3studio:", err)
 		return 1
 	}
@@ -166,7 +175,7 @@ func openLibrary(cmdline, chosen, def string) (lib *studio.Library, notice strin
 		dir = def
 	}
 	if cmdline != "" {
-		lib, err = studio.OpenLibrary(dir, nil)
+		lib, err = openLibraryFlag(dir)
 		return lib, "", err
 	}
 	var why string

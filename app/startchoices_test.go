@@ -136,3 +136,48 @@ func TestDamagedSettingsChoices(t *testing.T) {
 		t.Errorf("the earlier copy went: %v", err)
 	}
 }
+
+// TestLibraryFlagRefused: a --library that can't be a library folder (a
+// file in the way, a disk that is not connected) is refused before
+// anything opens, by the studio and by serve alike: exit 2 (an invalid
+// request), one stderr line naming the path and what was expected, and
+// nothing made.
+func TestLibraryFlagRefused(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("HOME", dir)
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
+	t.Setenv("H3_API_TOKEN", "test-token-0123456789abcdef")
+	saved := volumeParents
+	volumeParents = []string{filepath.Join(dir, "Volumes")}
+	t.Cleanup(func() { volumeParents = saved })
+	file := filepath.Join(dir, "notes.txt")
+	os.WriteFile(file, []byte("mine"), 0o644)
+	os.MkdirAll(filepath.Join(dir, "Volumes", "Archive"), 0o755) // an empty mount point
+	for _, c := range []struct{ name, lib, cause string }{
+		{"a file", file, "a file is in the way"},
+		{"under a file", filepath.Join(file, "Library"), "a file is in the way"},
+		{"a disk not connected", filepath.Join(dir, "Volumes", "Archive", "Takes"), "not connected"},
+	} {
+		for _, cmd := range []string{"h3studio", "h3studio serve"} {
+			t.Run(c.name+"/"+cmd, func(t *testing.T) {
+				var stderr strings.Builder
+				var st int
+				if cmd == "h3studio" {
+					st = run([]string{"--library", c.lib}, &strings.Builder{}, &stderr)
+				} else {
+					st = serve(t.Context(), serveOptions{libDir: c.lib, addr: "127.0.0.1:0"}, nil, &stderr)
+				}
+				lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+				if st != 2 || len(lines) != 1 || !strings.Contains(lines[0], c.lib) || !strings.Contains(lines[0], c.cause) || !strings.Contains(lines[0], "expected a folder") {
+					t.Errorf("exit %d, stderr %q", st, stderr.String())
+				}
+			})
+		}
+	}
+	if b, _ := os.ReadFile(file); string(b) != "mine" {
+		t.Error("the file in the way was changed")
+	}
+	if ents, _ := os.ReadDir(filepath.Join(dir, "Volumes", "Archive")); len(ents) != 0 {
+		t.Errorf("written on the missing disk's mount point: %v", ents)
+	}
+}
