@@ -73,8 +73,8 @@ func BenchmarkDemoGenerate(b *testing.B) {
 // granularity of the checks at step, layer, tile, block and frame
 // boundaries. The text, denoise and decode phases run the demo generation
 // (256×256, 22 frames, 4 steps) into memory; the references phase encodes
-// a 2-s reference video on the reference's 768-class canvas (Ref2VA, the
-// same 22 frames); export runs the demo generation into an MP4, a WAV and
+// a 2-s 32×32 reference video on the canvas of the studio's demo settings
+// (never enlarged; Ref2VA, the same 22 frames); export runs the demo generation into an MP4, a WAV and
 // a folder of PNG frames, as the CLI writes them (it needs ffmpeg). A
 // cancel at export may also let the take finish (the outputs are then
 // complete): that counts too, as the time until Generate returned.
@@ -109,6 +109,7 @@ func BenchmarkCancelLatency(b *testing.B) {
 		r := demoRequest(3)
 		r.Prompt = "<Video 1> continues in the snow."
 		r.References = []engine.Reference{{Kind: engine.RefSilentVideo, Path: writeVideo(tb, filepath.Join(tb.TempDir(), "ref.mp4"), 2, true)}}
+		r.RefVideoCanvas = media.RefVideoH3C // the studio's demo settings
 		return r
 	}
 	demo := func(testing.TB) engine.Request { return demoRequest(3) }

@@ -97,9 +97,10 @@ func loadEncoder(w *safetensors.Binder, cfg *Config) *Encoder {
 
 // encRun is one encoder pass's scratch state.
 type encRun struct {
-	e *Encoder
-	b compute.Backend
-	a *nn.Arena
+	e   *Encoder
+	b   compute.Backend
+	a   *nn.Arena
+	ctx context.Context
 }
 
 // normSiLU computes SiLU(GroupNorm(x)) with statistics per latent frame
@@ -163,6 +164,11 @@ func (r *encRun) causalConv(x *compute.Tensor, c conv3d, sp int, stride [3]int) 
 // conv pads x [C, T, H, W] (time with zeros, space with the config's mode)
 // and convolves.
 func (r *encRun) conv(x *compute.Tensor, c conv3d, before, after, stride [3]int) *compute.Tensor {
+	// A convolution of a reference video's tile takes seconds on the CPU:
+	// a cancel is honoured before each one, not only at block boundaries.
+	if err := r.ctx.Err(); err != nil {
+		compute.Try(fmt.Errorf("videovae: encoder stopped: %w", err))
+	}
 	C, T, H, W := x.Dim(0), x.Dim(1), x.Dim(2), x.Dim(3)
 	k := [3]int{c.w.Dim(2), c.w.Dim(3), c.w.Dim(4)}
 	if k[0] == 1 {
@@ -216,7 +222,7 @@ func (e *Encoder) ForwardContext(ctx context.Context, b compute.Backend, x *Volu
 	if x.C != e.cfg.InChannels {
 		return nil, fmt.Errorf("videovae: encoder input has %d channels, want %d", x.C, e.cfg.InChannels)
 	}
-	r := &encRun{e: e, b: b, a: nn.NewArena(b)}
+	r := &encRun{e: e, b: b, a: nn.NewArena(b), ctx: ctx}
 	defer r.a.Release()
 	h := r.a.New(compute.F32, x.C, x.T, x.H, x.W)
 	compute.Try(b.Upload(h, compute.EncodeFloat32(compute.F32, x.Data)))
