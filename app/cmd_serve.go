@@ -103,14 +103,25 @@ func serve(ctx context.Context, o serveOptions, ready func(net.Addr), stderr io.
 		return 1
 	}
 	libDir := o.libDir
+	remembered := ""
 	if libDir == "" {
-		libDir = loadPrefs().LibraryDir
+		remembered = loadPrefs().LibraryDir
+		libDir = remembered
 		if libDir == "" {
 			libDir = defaultLibrary()
 		}
 	}
-	lib, err := studio.OpenLibrary(libDir, nil)
-	if err != nil {
+	var lib *studio.Library
+	if o.libDir != "" {
+		if lib, err = openLibraryFlag(libDir); err != nil {
+			return libraryFlagFailed(stderr, "h3studio serve", libDir, err)
+		}
+	} else if err := checkRememberedLibrary(remembered); remembered != "" && err != nil {
+		// Never made again: on a disk that is not connected it would land
+		// on the empty mount point.
+		fmt.Fprintf(stderr, "h3studio serve: the library folder %s chosen in the studio can't be used (%s); connect its disk, or pass --library FOLDER\n", remembered, libraryCause(err))
+		return 1
+	} else if lib, err = studio.OpenLibrary(libDir, nil); err != nil {
 		fmt.Fprintf(stderr, "h3studio serve: %v\n", err)
 		return 1
 	}

@@ -38,6 +38,13 @@ func runGUI(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(dropPSN(args)); err != nil {
 		return 2
 	}
+	if *libDir != "" {
+		// A --library that can't be used is refused before a window opens,
+		// as the CLI's contract says.
+		if _, err := openLibraryFlag(*libDir); err != nil {
+			return libraryFlagFailed(stderr, "h3studio", *libDir, err)
+		}
+	}
 
 	a := app.NewWithID(appID)
 	a.Settings().SetTheme(ui.NewTheme())
@@ -46,7 +53,9 @@ func runGUI(args []string, stdout, stderr io.Writer) int {
 	prefs := loadPrefs()
 	cache := cacheDir()
 	library, libNotice, err := openLibrary(*libDir, prefs.LibraryDir, defaultLibrary())
-	if err != nil {
+	if err != nil && *libDir != "" {
+		return libraryFlagFailed(stderr, "h3studio", *libDir, err)
+	} else if err != nil {
 		fmt.Fprintln(stderr, "h3studio:", err)
 		return 1
 	}
@@ -107,9 +116,11 @@ func runGUI(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if libNotice != "" {
-		s.Notify(studio.Warn, libNotice)
+		s.OfferLibraryChoice(libraryChoice(libNotice, prefs.LibraryDir, defaultLibrary(), library.Dir, prefs.SetLibraryDir))
 	}
-	if prefs.problem != "" {
+	if prefs.kept != "" {
+		s.Offer(studio.Warn, prefs.problem, settingsChoices(prefs.kept, reveal, moveToTrash, s.Notify)...)
+	} else if prefs.problem != "" {
 		s.Notify(studio.Warn, prefs.problem)
 	}
 	switch {
@@ -148,12 +159,13 @@ func runGUI(args []string, stdout, stderr io.Writer) int {
 // openLibrary opens the library folder: the command line's, else the one
 // chosen in Settings…, else ~/Movies/H3 Studio. A chosen folder that can't
 // be opened does not stop the app: the default library is used for this
-// run, the notice says so, and the choice stays in the settings for the
-// next start. A chosen folder that is gone is never made again: on a disk
-// that is not connected its path is an empty mount point, and a library
-// made there would hide the real one. When not even the default can be
-// made (a read-only home, ~/Movies a file), a temporary library is used
-// for the run, and the notice says where and how to choose another.
+// run, the notice says so (the window offers the choices of
+// libraryChoice), and the choice stays in the settings for the next start.
+// A chosen folder that is gone, or on a disk that is not connected, is
+// never made again nor written into (checkRememberedLibrary): a library
+// made on an empty mount point would hide the real one. When not even the
+// default can be made (a read-only home, ~/Movies a file), a temporary
+// library is used for the run, and the notice says where.
 func openLibrary(cmdline, chosen, def string) (lib *studio.Library, notice string, err error) {
 	dir := cmdline
 	if dir == "" {
@@ -163,12 +175,14 @@ func openLibrary(cmdline, chosen, def string) (lib *studio.Library, notice strin
 		dir = def
 	}
 	if cmdline != "" {
-		lib, err = studio.OpenLibrary(dir, nil)
+		lib, err = openLibraryFlag(dir)
 		return lib, "", err
 	}
 	var why string
 	if dir == chosen && dir != def {
-		if _, serr := os.Stat(dir); errors.Is(serr, os.ErrNotExist) {
+		if cerr := checkRememberedLibrary(dir); errors.Is(cerr, errDiskMissing) {
+			why = fmt.Sprintf("The library folder %s can't be found: the disk %s is not connected; nothing was written there.", dir, volumeOf(dir))
+		} else if errors.Is(cerr, os.ErrNotExist) {
 			why = fmt.Sprintf("The library folder %s can't be found (moved, or its disk is not connected); it was not made again.", dir)
 		} else if lib, err = studio.OpenLibrary(dir, nil); err == nil {
 			return lib, "", nil
@@ -177,7 +191,7 @@ func openLibrary(cmdline, chosen, def string) (lib *studio.Library, notice strin
 		}
 		lib, derr := studio.OpenLibrary(def, nil)
 		if derr == nil {
-			return lib, why + fmt.Sprintf(" Takes are saved in %s for now. Connect its disk and restart, or choose another folder in Settings….", def), nil
+			return lib, why + fmt.Sprintf(" Takes are saved in %s for now: connect its disk and retry, or choose another library.", def), nil
 		}
 		err, dir = derr, def
 	} else if lib, err = studio.OpenLibrary(dir, nil); err == nil {
@@ -195,7 +209,7 @@ func openLibrary(cmdline, chosen, def string) (lib *studio.Library, notice strin
 	} else {
 		why += fmt.Sprintf(" The default library %s can't be made either (%s).", dir, errorCause(err))
 	}
-	return lib, why + fmt.Sprintf(" Takes are kept in the temporary folder %s for this run only: choose a library folder in Settings… to keep them.", tmp), nil
+	return lib, why + fmt.Sprintf(" Takes are kept in the temporary folder %s for this run only: choose a library folder to keep them.", tmp), nil
 }
 
 // missingModelNotice says why a remembered model folder is not used ("" when

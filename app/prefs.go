@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -36,6 +37,20 @@ type prefs struct {
 	// problem says what was wrong with settings.json at start ("" when
 	// nothing), for a notice.
 	problem string
+	// kept is where the damaged settings.json was moved ("" when none).
+	kept string
+}
+
+// freeName is path, or path-2, path-3… when that is taken: a name that
+// replaces no file.
+func freeName(path string) string {
+	p := path
+	for i := 2; ; i++ {
+		if _, err := os.Lstat(p); errors.Is(err, os.ErrNotExist) {
+			return p
+		}
+		p = fmt.Sprintf("%s-%d", path, i)
+	}
 }
 
 func loadPrefs() *prefs {
@@ -51,14 +66,16 @@ func loadPrefs() *prefs {
 	}
 	p.existed = true
 	if err := json.Unmarshal(b, p); err != nil {
-		// A damaged file is kept aside, not lost, and the user is told.
-		aside := p.path + ".damaged"
+		// A damaged file is kept aside under a name no earlier copy has,
+		// never lost, and the user is told and asked (settingsChoices).
+		aside := freeName(p.path + ".damaged")
 		*p = prefs{path: p.path}
 		if rerr := os.Rename(p.path, aside); rerr != nil {
 			p.path = "" // never overwrite what could not be kept aside
-			p.problem = fmt.Sprintf("The settings file %s is damaged (%v) and can't be moved aside (%v): the defaults are used, and nothing is saved over it this run.", aside[:len(aside)-len(".damaged")], err, errorCause(rerr))
+			p.problem = fmt.Sprintf("The settings file %s is damaged (%v) and can't be moved aside (%v): the defaults are used, and nothing is saved over it this run.", filepath.Join(d, "H3 Studio", "settings.json"), err, errorCause(rerr))
 		} else {
-			p.problem = fmt.Sprintf("The settings file was damaged (%v): it is kept as %s, and the defaults are used (the model, library and last draft are not remembered). Choose them again, or repair that file, put it back as settings.json and restart.", err, aside)
+			p.kept = aside
+			p.problem = fmt.Sprintf("The settings file was damaged (%v): it is kept as %s, and the defaults are used (the model, library and last draft are not remembered). Keep the copy, move it to the Trash, or show it to repair it (put it back as settings.json and restart).", err, aside)
 		}
 	}
 	return p

@@ -270,9 +270,15 @@ func (s *Session) prepareReference(ctx context.Context, m *models, p Plan, ref R
 		for _, b := range blocks {
 			sampled = append(sampled, qwen3vl.RGBFromImage(frames[b.First]), qwen3vl.RGBFromImage(frames[b.Second]))
 		}
+		if err := ctx.Err(); err != nil {
+			return dr, err
+		}
 		in, err := m.Processor.Video(sampled)
 		if err != nil {
 			return dr, fmt.Errorf("engine: %s: %w", what, err)
+		}
+		if err := ctx.Err(); err != nil {
+			return dr, err
 		}
 		c.videos = append(c.videos, in)
 		pr := prompt.Reference{Kind: prompt.Video, Grid: prompt.Grid{H: in.Grid.H / merge, W: in.Grid.W / merge}, Blocks: blocks}

@@ -71,7 +71,11 @@ func (n *notices) row(x studio.Notice) fyne.CanvasObject {
 		right.Add(undo)
 	}
 	right.Add(closeB)
-	row := container.NewBorder(nil, nil, container.NewHBox(bar, widget.NewIcon(icon)), right, text)
+	var center fyne.CanvasObject = text
+	if len(x.Choices) > 0 {
+		center = container.NewVBox(text, n.choiceRow(x))
+	}
+	row := container.NewBorder(nil, nil, container.NewHBox(bar, widget.NewIcon(icon)), right, center)
 	return container.NewPadded(container.NewStack(bg, row))
 }
 

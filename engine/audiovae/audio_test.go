@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"h3studio/engine/compute/cpu"
+	"h3studio/engine/safetensors"
 	"h3studio/engine/testkit"
 )
 

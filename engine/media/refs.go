@@ -226,6 +226,9 @@ func NormalizeVideo(ctx context.Context, src Source, target int, p RefVideoPolic
 	out := 0
 	stop := errors.New("enough")
 	err = src.Frames(ctx, native, func(i int, f *image.RGBA) error {
+		if err := ctx.Err(); err != nil {
+			return err // before a frame's resize (long on a 768-class canvas)
+		}
 		reps := slot(i+1) - slot(i)
 		if reps <= 0 {
 			return nil

@@ -213,3 +213,43 @@ func TestEncodeCancelsInsideATile(t *testing.T) {
 		t.Fatalf("a cancel during the only tile: %v, want context.Canceled", err)
 	}
 }
+
+// TestEncodeConvPartsSame: a cancellable encode convolves in parts of
+// output channels with a check before each part, and gives bit for bit
+// the moments of the whole convolutions; a cancel lands between parts.
+func TestEncodeConvPartsSame(t *testing.T) {
+	m := openConfig(t, encoderTestConfig())
+	x := randomVolume(3, 5, 32, 32, 7)
+	want, err := m.EncodeMoments(context.Background(), x, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved := convPartFLOPs
+	convPartFLOPs = 1e5 // every convolution in several parts
+	t.Cleanup(func() { convPartFLOPs = saved })
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	checks := &countdownCtx{Context: ctx, n: 1 << 30}
+	got, err := m.EncodeMoments(checks, x, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range want.Data {
+		if math.Float32bits(got.Data[i]) != math.Float32bits(want.Data[i]) {
+			t.Fatalf("moment %d: %g in parts, %g whole", i, got.Data[i], want.Data[i])
+		}
+	}
+	whole := &countdownCtx{Context: ctx, n: 1 << 30}
+	convPartFLOPs = 1e30
+	if _, err := m.EncodeMoments(whole, x, nil); err != nil {
+		t.Fatal(err)
+	}
+	if parts, convs := 1<<30-checks.n, 1<<30-whole.n; parts <= convs {
+		t.Errorf("%d checks in parts, %d whole: the convolutions were not split", parts, convs)
+	}
+	// A cancel after the first few parts of the first convolutions.
+	convPartFLOPs = 1e5
+	if _, err := m.EncodeMoments(&countdownCtx{Context: ctx, n: 6}, x, &EncodeOptions{}); !errors.Is(err, context.Canceled) {
+		t.Errorf("a cancel between parts: %v", err)
+	}
+}

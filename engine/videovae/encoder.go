@@ -129,9 +129,10 @@ func loadEncoder(w *safetensors.Binder, cfg *Config) *Encoder {
 
 // encRun is one encoder pass's scratch state.
 type encRun struct {
-	e *Encoder
-	b compute.Backend
-	a *nn.Arena
+	e   *Encoder
+	b   compute.Backend
+	a   *nn.Arena
+	ctx context.Context
 }
 
 // normSiLU computes SiLU(GroupNorm(x)) with statistics per latent frame
@@ -195,6 +196,11 @@ func (r *encRun) causalConv(x *compute.Tensor, c conv3d, sp int, stride [3]int) 
 // conv pads x [C, T, H, W] (time with zeros, space with the config's mode)
 // and convolves.
 func (r *encRun) conv(x *compute.Tensor, c conv3d, before, after, stride [3]int) *compute.Tensor {
+	// A convolution of a reference video's tile takes seconds on the CPU:
+	// a cancel is honoured before each one, not only at block boundaries.
+	if err := r.ctx.Err(); err != nil {
+		compute.Try(fmt.Errorf("videovae: encoder stopped: %w", err))
+	}
 	C, T, H, W := x.Dim(0), x.Dim(1), x.Dim(2), x.Dim(3)
 	k := [3]int{c.w.Dim(2), c.w.Dim(3), c.w.Dim(4)}
 	if k[0] == 1 {
@@ -218,11 +224,42 @@ func (r *encRun) conv(x *compute.Tensor, c conv3d, before, after, stride [3]int)
 		out = append(out, compute.ConvOutSize(in.Dim(a+1), k[a], stride[a], 1, 0, 0))
 	}
 	y := r.a.New(compute.F32, out...)
-	r.b.Conv(y, in, c.w, c.b, compute.ConvParams{Stride: stride[:]})
+	r.convParts(y, in, c, compute.ConvParams{Stride: stride[:]})
 	if in != x {
 		r.drop(in)
 	}
 	return y
+}
+
+// convPartFLOPs is the most work one uninterrupted part of an encoder
+// convolution does when the run can be cancelled: about 50 ms on the CPU,
+// so a cancel lands well under a second after it is asked (tests lower it).
+var convPartFLOPs = 2e9
+
+// convParts convolves in parts of output channels, checking for a cancel
+// before each, when the run can be cancelled and the convolution is
+// large (a 768-class reference video's tile: seconds on the CPU). Every
+// output channel is the same sum either way, so the result is the same.
+func (r *encRun) convParts(y, in *compute.Tensor, c conv3d, p compute.ConvParams) {
+	oc := y.Dim(0)
+	flops := 2 * float64(y.NumElements()) * float64(c.w.NumElements()/oc)
+	parts := min(oc, int(flops/convPartFLOPs)+1)
+	if r.ctx.Done() == nil || parts == 1 {
+		r.b.Conv(y, in, c.w, c.b, p)
+		return
+	}
+	step := (oc + parts - 1) / parts
+	for lo := 0; lo < oc; lo += step {
+		hi := min(lo+step, oc)
+		if err := r.ctx.Err(); err != nil {
+			compute.Try(fmt.Errorf("videovae: encoder stopped: %w", err))
+		}
+		var bias *compute.Tensor
+		if c.b != nil {
+			bias = c.b.Rows(lo, hi)
+		}
+		r.b.Conv(y.Rows(lo, hi), in, c.w.Rows(lo, hi), bias, p)
+	}
 }
 
 // linear1x1 applies a 1×1×1 convolution (a per-voxel Linear) to x [C, T, H, W].
@@ -248,7 +285,7 @@ func (e *Encoder) ForwardContext(ctx context.Context, b compute.Backend, x *Volu
 	if x.C != e.cfg.InChannels {
 		return nil, fmt.Errorf("videovae: encoder input has %d channels, want %d", x.C, e.cfg.InChannels)
 	}
-	r := &encRun{e: e, b: b, a: nn.NewArena(b)}
+	r := &encRun{e: e, b: b, a: nn.NewArena(b), ctx: ctx}
 	defer r.a.Release()
 	h := r.a.New(compute.F32, x.C, x.T, x.H, x.W)
 	compute.Try(b.Upload(h, compute.EncodeFloat32(compute.F32, x.Data)))

@@ -183,13 +183,15 @@ const (
 )
 
 // Notice is a transient message in the window's notice area (never a modal
-// dialog). Action, when set, is offered as a button.
+// dialog). Action, when set, is offered as a button; so is each of
+// Choices (see Offer).
 type Notice struct {
-	ID     int
-	Level  NoticeLevel
-	Text   string
-	Action string // "Undo"
-	Time   time.Time
+	ID      int
+	Level   NoticeLevel
+	Text    string
+	Action  string // "Undo"
+	Choices []Choice
+	Time    time.Time
 }
 
 const maxNotices = 5
@@ -469,8 +471,14 @@ func (s *Studio) noticeLocked(level NoticeLevel, text, action string) {
 		id := s.nextNotice
 		time.AfterFunc(s.opts.InfoNoticeLife, func() { s.Dismiss(id) })
 	}
-	if len(s.notices) > maxNotices {
-		s.notices = s.notices[len(s.notices)-maxNotices:]
+	// Past maxNotices the oldest go, but never one still offering a
+	// choice: its question is still open.
+	for i := 0; len(s.notices) > maxNotices && i < len(s.notices); {
+		if len(s.notices[i].Choices) > 0 {
+			i++
+			continue
+		}
+		s.notices = append(s.notices[:i:i], s.notices[i+1:]...)
 	}
 }
 
