@@ -28,6 +28,23 @@ func (m GatedMLP) Forward(k compute.Kernels, dst, x, up, gated *compute.Tensor) 
 	m.Down.Forward(k, dst, gated)
 }
 
+// MLP is the two-layer feed-forward y = Down(act(Up(x))).
+type MLP struct {
+	Up, Down Linear
+	Act      compute.UnaryOp
+}
+
+// Tensors are both projections' weights and biases (nil where absent).
+func (m MLP) Tensors() []*compute.Tensor { return append(m.Up.Tensors(), m.Down.Tensors()...) }
+
+// Forward records dst [S, out] = Down(act(Up(x))) of x [S, in], with h
+// [S, Up.Out()] as scratch (the activation is applied in place).
+func (m MLP) Forward(k compute.Kernels, dst, x, h *compute.Tensor) {
+	m.Up.Forward(k, h, x)
+	k.Unary(h, h, m.Act)
+	m.Down.Forward(k, dst, h)
+}
+
 // SplitHeads records the heads-first qkv [3, H, S, D] of a QKV projection p
 // in layout l (compute.QKVInterleaved [S, H, 3, D] or compute.QKVPlanar
 // [3, S, H, D]).
