@@ -188,23 +188,21 @@ func (at *Attention) projectFused(k compute.Kernels, a *nn.Arena, x, qkv *comput
 }
 
 // FeedForward is the bias-free SwiGLU feed-forward: proj to [2·FFN], silu of
-// the gate half times the value half, down projection.
+// the gate half times the value half, down projection. Up is mlp.fc1 /
+// ff.net.0.proj (GateFirst for the original layout's [gate; value], not
+// for diffusers' [value; gate]), Down mlp.fc2 / ff.net.2; their LoRA
+// updates are set by adapters.go.
 type FeedForward struct {
-	Proj *compute.Tensor // [2·FFN, hidden]
-	Down *compute.Tensor // [hidden, FFN]
-	// GateFirst is true for the original layout (mlp.fc1 = [gate; value]),
-	// false for diffusers (ff.net.0.proj = [value; gate]).
-	GateFirst bool
-
-	projLoRA, downLoRA []nn.LowRank // adapters.go
+	nn.GatedMLP
 }
 
 func bindFeedForward(w *safetensors.Binder, n names, c Config, dt compute.DType, q compute.QuantFormat) *FeedForward {
-	return &FeedForward{
-		Proj:      bindWeight(w, n.fc1(), dt, q, 2*c.FFNDim, c.HiddenSize),
-		Down:      bindWeight(w, n.fc2(), dt, q, c.HiddenSize, c.FFNDim),
+	return &FeedForward{nn.GatedMLP{
+		Up:        nn.Linear{W: bindWeight(w, n.fc1(), dt, q, 2*c.FFNDim, c.HiddenSize)},
+		Down:      nn.Linear{W: bindWeight(w, n.fc2(), dt, q, c.HiddenSize, c.FFNDim)},
 		GateFirst: n.gateFirst(),
-	}
+		Act:       compute.SiLU,
+	}}
 }
 
 // Forward computes ff(x) for x [S, hidden] into a new [S, hidden] tensor.
@@ -212,19 +210,14 @@ func bindFeedForward(w *safetensors.Binder, n names, c Config, dt compute.DType,
 // 3·FFN-wide intermediates never exist for the whole sequence.
 func (f *FeedForward) Forward(k compute.Kernels, a *nn.Arena, x *compute.Tensor) *compute.Tensor {
 	S, dt := x.Dim(0), x.DType()
-	F := inWidth(f.Down)
+	F := inWidth(f.Down.W)
 	out := a.New(dt, S, x.Dim(1))
 	rc := min(S, ffRowChunk)
 	u := a.New(dt, rc, 2*F)
 	g := a.New(dt, rc, F)
 	for r0 := 0; r0 < S; r0 += rc {
 		n := min(rc, S-r0)
-		uv, gv := u.Rows(0, n), g.Rows(0, n)
-		k.MatMul(uv, x.Rows(r0, r0+n), f.Proj, nil)
-		nn.AddLowRank(k, a, uv, x.Rows(r0, r0+n), f.projLoRA)
-		k.GLU(gv, uv, compute.SiLU, f.GateFirst)
-		k.MatMul(out.Rows(r0, r0+n), gv, f.Down, nil)
-		nn.AddLowRank(k, a, out.Rows(r0, r0+n), gv, f.downLoRA)
+		f.GatedMLP.Forward(k, out.Rows(r0, r0+n), x.Rows(r0, r0+n), u.Rows(0, n), g.Rows(0, n))
 	}
 	release(a, u, g)
 	return out
@@ -250,7 +243,7 @@ func bindRefinerBlock(w *safetensors.Binder, n names, c Config, dt compute.DType
 }
 
 func (r *RefinerBlock) tensors() []*compute.Tensor {
-	return append(r.Attn.tensors(), r.Norm1, r.Norm2, r.FF.Proj, r.FF.Down)
+	return append(r.Attn.tensors(), r.Norm1, r.Norm2, r.FF.Up.W, r.FF.Down.W)
 }
 
 // Forward updates h [L, hidden] in place:
@@ -291,7 +284,7 @@ func bindBlock(w *safetensors.Binder, n names, c Config, dt compute.DType, q com
 }
 
 func (b *Block) tensors() []*compute.Tensor {
-	return append(b.Attn.tensors(), b.Norm1, b.Norm2, b.FF.Proj, b.FF.Down)
+	return append(b.Attn.tensors(), b.Norm1, b.Norm2, b.FF.Up.W, b.FF.Down.W)
 }
 
 // Modulation addresses one block's modulation table for the rows of a
