@@ -107,7 +107,7 @@ func (at *Attention) Forward(k compute.Kernels, a *nn.Arena, x *compute.Tensor, 
 			}
 			k.MatMul(pv, x, at.QKV.Rows(h0*3*D, (h0+n)*3*D), nil)
 			addQKVInterleaved(k, a, pv.Reshape(S, n, 3, D), downs, at.qkvLoRA, h0, n, D)
-			k.Transpose(tv, pv.Reshape(S, n, 3, D), 2, 1, 0, 3)
+			nn.SplitHeads(k, tv, pv.Reshape(S, n, 3, D), compute.QKVInterleaved)
 			for c := 0; c < 3; c++ {
 				k.Copy(qkv.Row(c).Rows(h0, h0+n), tv.Row(c))
 			}
