@@ -226,35 +226,33 @@ func (f *FeedForward) Forward(k compute.Kernels, a *nn.Arena, x *compute.Tensor)
 // RefinerBlock is MiniMaxH3TokenRefinerBlock: a plain pre-norm block, no
 // AdaLN, no rotary embedding.
 type RefinerBlock struct {
-	Norm1, Norm2 *compute.Tensor
+	Norm1, Norm2 nn.RMSNorm
 	Attn         *Attention
 	FF           *FeedForward
-	eps          float32
 }
 
 func bindRefinerBlock(w *safetensors.Binder, n names, c Config, dt compute.DType, q compute.QuantFormat, fz fusions) *RefinerBlock {
 	return &RefinerBlock{
-		Norm1: w.TensorAs("norm1.weight", dt, c.HiddenSize),
-		Norm2: w.TensorAs("norm2.weight", dt, c.HiddenSize),
+		Norm1: nn.RMSNorm{W: w.TensorAs("norm1.weight", dt, c.HiddenSize), Eps: c.NormEps},
+		Norm2: nn.RMSNorm{W: w.TensorAs("norm2.weight", dt, c.HiddenSize), Eps: c.NormEps},
 		Attn:  bindAttention(w, n, c, dt, q, fz),
 		FF:    bindFeedForward(w, n, c, dt, q),
-		eps:   c.NormEps,
 	}
 }
 
 func (r *RefinerBlock) tensors() []*compute.Tensor {
-	return append(r.Attn.tensors(), r.Norm1, r.Norm2, r.FF.Up.W, r.FF.Down.W)
+	return append(r.Attn.tensors(), r.Norm1.W, r.Norm2.W, r.FF.Up.W, r.FF.Down.W)
 }
 
 // Forward updates h [L, hidden] in place:
 // h = h + attn(norm1(h)); h = h + ff(norm2(h)).
 func (r *RefinerBlock) Forward(k compute.Kernels, a *nn.Arena, h *compute.Tensor) {
 	n := a.Like(h)
-	k.RMSNorm(n, h, r.Norm1, r.eps)
+	r.Norm1.Forward(k, n, h)
 	y := r.Attn.Forward(k, a, n, nil)
 	k.Add(h, h, y)
 	release(a, y)
-	k.RMSNorm(n, h, r.Norm2, r.eps)
+	r.Norm2.Forward(k, n, h)
 	y = r.FF.Forward(k, a, n)
 	k.Add(h, h, y)
 	release(a, y, n)

@@ -2,6 +2,16 @@ package nn
 
 import "h3studio/engine/compute"
 
+// RMSNorm is torch nn.RMSNorm over the last axis: x·rsqrt(mean(x²)+Eps),
+// times W when W is set.
+type RMSNorm struct {
+	W   *compute.Tensor // [width] or nil
+	Eps float32
+}
+
+// Forward records dst = RMSNorm(x).
+func (n RMSNorm) Forward(k compute.Kernels, dst, x *compute.Tensor) { k.RMSNorm(dst, x, n.W, n.Eps) }
+
 // GatedMLP is the bias-free gated feed-forward of the H3 transformers: one
 // projection to [2·F] (gate and value halves), act(gate)·value, and a down
 // projection back: y = Down(GLU(Up(x))).

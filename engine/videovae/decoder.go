@@ -33,16 +33,16 @@ type Decoder struct {
 
 // vitBlock is MiniMaxH3VideoTransformerBlock with its bound weights.
 type vitBlock struct {
-	norm1, norm2   *compute.Tensor
-	qkv            nn.Linear // original: per-head interleaved [h: q k v] rows (weight and bias)
-	q, k, v        nn.Linear // diffusers: separate projections
+	norm1, norm2   nn.RMSNorm
+	qkNorm         nn.RMSNorm // per head, no weight
+	qkv            nn.Linear  // original: per-head interleaved [h: q k v] rows (weight and bias)
+	q, k, v        nn.Linear  // diffusers: separate projections
 	layout         compute.QKVLayout
 	out            nn.Linear
 	scale1, scale2 *compute.Tensor
 	ff             nn.GatedMLP // w1: original [gate; up]; diffusers [up; gate]
 	heads, headDim int
 	rotDim         int
-	eps            float32
 }
 
 func loadDecoder(w *safetensors.Binder, cfg *Config, o *Options) *Decoder {
@@ -96,10 +96,11 @@ func (d *Decoder) loadBlock(i int) vitBlock {
 	cfg, dt := d.cfg, d.dt
 	D, F := cfg.Dim(), max(cfg.DecoderFFNHidden, 1)
 	p := d.w.Sub(fmt.Sprintf("decoder.transformer_blocks.%d.", i))
-	blk := vitBlock{heads: cfg.DecoderHeads, headDim: cfg.DecoderHeadDim, rotDim: cfg.RotaryDim(), eps: cfg.DecoderNormEps}
+	eps := cfg.DecoderNormEps
+	blk := vitBlock{heads: cfg.DecoderHeads, headDim: cfg.DecoderHeadDim, rotDim: cfg.RotaryDim(), qkNorm: nn.RMSNorm{Eps: eps}}
 	blk.ff.Act = compute.SiLU
-	blk.norm1 = p.Tensor("norm1.weight", D)
-	blk.norm2 = p.Tensor("norm2.weight", D)
+	blk.norm1 = nn.RMSNorm{W: p.Tensor("norm1.weight", D), Eps: eps}
+	blk.norm2 = nn.RMSNorm{W: p.Tensor("norm2.weight", D), Eps: eps}
 	blk.scale1 = p.Tensor("scale1", D)
 	blk.scale2 = p.Tensor("scale2", D)
 	if cfg.Layout == Original {
@@ -124,7 +125,7 @@ func (d *Decoder) loadBlock(i int) vitBlock {
 // tensors lists a block's bound tensors.
 func (blk *vitBlock) tensors() []*compute.Tensor {
 	var ts []*compute.Tensor
-	for _, t := range []*compute.Tensor{blk.norm1, blk.norm2, blk.scale1, blk.scale2} {
+	for _, t := range []*compute.Tensor{blk.norm1.W, blk.norm2.W, blk.scale1, blk.scale2} {
 		if t != nil {
 			ts = append(ts, t)
 		}
@@ -412,7 +413,7 @@ func (blk *vitBlock) Forward(b compute.Backend, x, cos, sin *compute.Tensor, sc 
 	S, D := x.Dim(0), x.Dim(1)
 	H, dh := blk.heads, blk.headDim
 	nrm, qkvRaw, qkv, proj := sc.nrm, sc.qkvRaw, sc.qkv, sc.proj
-	b.RMSNorm(nrm, x, blk.norm1, blk.eps)
+	blk.norm1.Forward(b, nrm, x)
 	if blk.layout == compute.QKVInterleaved {
 		blk.qkv.Forward(b, qkvRaw.Reshape(S, 3*D), nrm)
 		nn.SplitHeads(b, qkv, qkvRaw.Reshape(S, H, 3, dh), blk.layout)
@@ -424,13 +425,13 @@ func (blk *vitBlock) Forward(b compute.Backend, x, cos, sin *compute.Tensor, sc 
 		nn.SplitHeads(b, qkv, qkvRaw.Reshape(3, S, H, dh), blk.layout)
 	}
 	qk := qkv.Rows(0, 2)
-	b.RMSNorm(sc.qkr, qk, nil, blk.eps) // q/k norm per head, F32
+	blk.qkNorm.Forward(b, sc.qkr, qk) // F32
 	b.RoPE(qk, sc.qkr, cos, sin, blk.rotDim)
 	nn.AttendOut(b, proj, sc.att, sc.attT, qk.Row(0), qk.Row(1), qkv.Row(2),
 		compute.AttentionParams{Scale: float32(1 / math.Sqrt(float64(dh)))}, blk.out)
 	b.Mul(proj, proj, blk.scale1)
 	b.Add(x, x, proj)
-	b.RMSNorm(nrm, x, blk.norm2, blk.eps)
+	blk.norm2.Forward(b, nrm, x)
 	blk.ff.Forward(b, proj, nrm, sc.up, sc.gated)
 	b.Mul(proj, proj, blk.scale2)
 	b.Add(x, x, proj)
