@@ -44,8 +44,7 @@ type preBlock struct {
 	attnProj                                       nn.Linear
 	proj                                           nn.Linear
 	mlpNormW, mlpNormB                             *compute.Tensor
-	w01                                            nn.Linear // [w0; w1] stacked: GELU-tanh gate first
-	w2                                             nn.Linear
+	mlp                                            nn.GatedMLP // Up = [w0; w1] stacked: GELU-tanh gate first; Down = w2
 }
 
 // tensors lists the encoder's weights.
@@ -65,7 +64,7 @@ func (e *encoder) tensors() []*compute.Tensor {
 	}
 	pr := &e.pre
 	ts = append(ts, pr.norm1W, pr.norm1B, pr.norm2W, pr.norm2B, pr.norm3W, pr.norm3B, pr.pool, pr.mlpNormW, pr.mlpNormB)
-	for _, l := range []nn.Linear{pr.qkv, pr.attnProj, pr.proj, pr.w01, pr.w2} {
+	for _, l := range []nn.Linear{pr.qkv, pr.attnProj, pr.proj, pr.mlp.Up, pr.mlp.Down} {
 		ts = append(ts, l.Tensors()...)
 	}
 	return ts
@@ -127,9 +126,10 @@ func loadEncoder(w *safetensors.Binder, cfg *Config) *encoder {
 		compute.Try(err)
 		bt, err := compute.FromFloat32(w.Backend(), compute.F32, compute.Shape{4 * C}, append(append([]float32(nil), b0...), b1...))
 		compute.Try(err)
-		pr.w01 = nn.Linear{W: wt, B: bt}
+		pr.mlp.Up = nn.Linear{W: wt, B: bt}
 	}
-	pr.w2 = nn.LoadLinear(pb, "mlp.w2", compute.Invalid, C, 2*C, true)
+	pr.mlp.Down = nn.LoadLinear(pb, "mlp.w2", compute.Invalid, C, 2*C, true)
+	pr.mlp.GateFirst, pr.mlp.Act = true, compute.GELUTanh
 	// Head mean and adaptive average pooling (head_dim → latent channels)
 	// as one matrix over the [H·head_dim] row of each time step.
 	H, hd := cfg.Heads, L/cfg.Heads
@@ -227,10 +227,8 @@ func (e *encoder) forward(r *run, x *compute.Tensor) (mean, logs *compute.Tensor
 	r.b.LayerNorm(m, base, pr.norm2W, pr.norm2B, 1e-5)
 	r.b.LayerNorm(pooled, m, pr.mlpNormW, pr.mlpNormB, 1e-5)
 	g := r.a.New(compute.F32, A, 4*C)
-	pr.w01.Forward(r.b, g, pooled)
 	gated := r.a.New(compute.F32, A, 2*C)
-	r.b.GLU(gated, g, compute.GELUTanh, true)
-	pr.w2.Forward(r.b, m, gated)
+	pr.mlp.Forward(r.b, m, pooled, g, gated)
 	r.b.Add(base, base, m)
 	mr := r.a.New(compute.F32, A, C)
 	e.mean.Forward(r.b, mr, base)
