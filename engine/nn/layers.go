@@ -1,6 +1,9 @@
 package nn
 
-import "h3studio/engine/compute"
+import (
+	"h3studio/engine/compute"
+	"h3studio/engine/safetensors"
+)
 
 // RMSNorm is torch nn.RMSNorm over the last axis: x·rsqrt(mean(x²)+Eps),
 // times W when W is set.
@@ -11,6 +14,26 @@ type RMSNorm struct {
 
 // Forward records dst = RMSNorm(x).
 func (n RMSNorm) Forward(k compute.Kernels, dst, x *compute.Tensor) { k.RMSNorm(dst, x, n.W, n.Eps) }
+
+// LayerNorm is torch nn.LayerNorm over the last axis with an affine weight
+// and bias (either may be nil).
+type LayerNorm struct {
+	W, B *compute.Tensor // [width]
+	Eps  float32
+}
+
+// LoadLayerNorm binds name.weight and name.bias [width].
+func LoadLayerNorm(w *safetensors.Binder, name string, width int, eps float32) LayerNorm {
+	return LayerNorm{W: w.Tensor(name+".weight", width), B: w.Tensor(name+".bias", width), Eps: eps}
+}
+
+// Tensors are the weight and bias (nil where absent).
+func (n LayerNorm) Tensors() []*compute.Tensor { return []*compute.Tensor{n.W, n.B} }
+
+// Forward records dst = LayerNorm(x).
+func (n LayerNorm) Forward(k compute.Kernels, dst, x *compute.Tensor) {
+	k.LayerNorm(dst, x, n.W, n.B, n.Eps)
+}
 
 // GatedMLP is the bias-free gated feed-forward of the H3 transformers: one
 // projection to [2·F] (gate and value halves), act(gate)·value, and a down

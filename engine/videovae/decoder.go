@@ -19,8 +19,7 @@ type Decoder struct {
 	embed     nn.Linear // x_embedder / proj_in [D, 24]
 	registers *compute.Tensor
 	blocks    []vitBlock
-	normOutW  *compute.Tensor
-	normOutB  *compute.Tensor
+	normOut   nn.LayerNorm
 	projOut   nn.Linear // [C·pt·p·p, D]
 	ropeCache map[[3]int][2]*compute.Tensor
 
@@ -85,8 +84,7 @@ func loadDecoder(w *safetensors.Binder, cfg *Config, o *Options) *Decoder {
 		}
 		d.blocks = append(d.blocks, blk)
 	}
-	d.normOutW = w.Tensor("decoder.norm_out.weight", D)
-	d.normOutB = w.Tensor("decoder.norm_out.bias", D)
+	d.normOut = nn.LoadLayerNorm(w, "decoder.norm_out", D, cfg.DecoderNormEps)
 	d.projOut = linear(w, "decoder.proj_out", compute.Invalid, cfg.OutChannels*rt*r*r, D)
 	return d
 }
@@ -144,7 +142,8 @@ func (blk *vitBlock) tensors() []*compute.Tensor {
 // and the cached RoPE tables.
 func (d *Decoder) tensors() []*compute.Tensor {
 	ts := append(d.postQuant.Tensors(), d.embed.Tensors()...)
-	ts = append(ts, d.registers, d.normOutW, d.normOutB)
+	ts = append(ts, d.registers)
+	ts = append(ts, d.normOut.Tensors()...)
 	ts = append(ts, d.projOut.Tensors()...)
 	for i := range d.blocks {
 		ts = append(ts, d.blocks[i].tensors()...)
@@ -446,7 +445,7 @@ func (d *Decoder) finish(b compute.Backend, st *tileState) (*Volume, error) {
 	a := nn.NewArena(b)
 	defer a.Release()
 	xn := a.New(compute.F32, n, cfg.Dim())
-	b.LayerNorm(xn, st.x.Rows(0, n), d.normOutW, d.normOutB, cfg.DecoderNormEps)
+	d.normOut.Forward(b, xn, st.x.Rows(0, n))
 	P := d.projOut.Out()
 	rows := a.New(compute.F32, n, P)
 	d.projOut.Forward(b, rows, xn)
