@@ -38,14 +38,13 @@ type resUnit struct {
 
 // preBlock is MiniMaxH3AudioAttnProjection.
 type preBlock struct {
-	norm1W, norm1B, norm2W, norm2B, norm3W, norm3B *compute.Tensor
-	qkv                                            nn.Linear // bias = [q_bias; zero_k_bias; v_bias]
-	pool                                           *compute.Tensor
-	attnProj                                       nn.Linear
-	proj                                           nn.Linear
-	mlpNormW, mlpNormB                             *compute.Tensor
-	w01                                            nn.Linear // [w0; w1] stacked: GELU-tanh gate first
-	w2                                             nn.Linear
+	norm1, norm2, norm3 nn.LayerNorm
+	qkv                 nn.Linear // bias = [q_bias; zero_k_bias; v_bias]
+	pool                *compute.Tensor
+	attnProj            nn.Linear
+	proj                nn.Linear
+	mlpNorm             nn.LayerNorm
+	mlp                 nn.GatedMLP // Up = [w0; w1] stacked: GELU-tanh gate first; Down = w2
 }
 
 // tensors lists the encoder's weights.
@@ -64,8 +63,8 @@ func (e *encoder) tensors() []*compute.Tensor {
 		ts = append(ts, blk.down.tensors()...)
 	}
 	pr := &e.pre
-	ts = append(ts, pr.norm1W, pr.norm1B, pr.norm2W, pr.norm2B, pr.norm3W, pr.norm3B, pr.pool, pr.mlpNormW, pr.mlpNormB)
-	for _, l := range []nn.Linear{pr.qkv, pr.attnProj, pr.proj, pr.w01, pr.w2} {
+	ts = append(ts, pr.norm1.W, pr.norm1.B, pr.norm2.W, pr.norm2.B, pr.norm3.W, pr.norm3.B, pr.pool, pr.mlpNorm.W, pr.mlpNorm.B)
+	for _, l := range []nn.Linear{pr.qkv, pr.attnProj, pr.proj, pr.mlp.Up, pr.mlp.Down} {
 		ts = append(ts, l.Tensors()...)
 	}
 	return ts
@@ -103,9 +102,9 @@ func loadEncoder(w *safetensors.Binder, cfg *Config) *encoder {
 	L, C := cfg.LatentDim, cfg.LatentChannels
 	pb := w.Sub("pre_block.")
 	pr := &e.pre
-	pr.norm1W, pr.norm1B = pb.Tensor("norm1.weight", L), pb.Tensor("norm1.bias", L)
-	pr.norm3W, pr.norm3B = pb.Tensor("norm3.weight", L), pb.Tensor("norm3.bias", L)
-	pr.norm2W, pr.norm2B = pb.Tensor("norm2.weight", C), pb.Tensor("norm2.bias", C)
+	pr.norm1 = nn.LoadLayerNorm(pb, "norm1", L, 1e-5)
+	pr.norm3 = nn.LoadLayerNorm(pb, "norm3", L, 1e-5)
+	pr.norm2 = nn.LoadLayerNorm(pb, "norm2", C, 1e-5)
 	pr.qkv.W = pb.Tensor("attn.qkv.weight", 3*L, L)
 	qb := pb.Float32s("attn.q_bias", L)
 	kb := pb.Float32s("attn.zero_k_bias", L)
@@ -117,7 +116,7 @@ func loadEncoder(w *safetensors.Binder, cfg *Config) *encoder {
 	}
 	pr.attnProj = nn.LoadLinear(pb, "attn.proj", compute.Invalid, C, C, true)
 	pr.proj = nn.LoadLinear(pb, "proj", compute.Invalid, C, L, true)
-	pr.mlpNormW, pr.mlpNormB = pb.Tensor("mlp.norm.weight", C), pb.Tensor("mlp.norm.bias", C)
+	pr.mlpNorm = nn.LoadLayerNorm(pb, "mlp.norm", C, 1e-5)
 	w0 := pb.Float32s("mlp.w0.weight", 2*C, C)
 	w1 := pb.Float32s("mlp.w1.weight", 2*C, C)
 	b0 := pb.Float32s("mlp.w0.bias", 2*C)
@@ -127,9 +126,10 @@ func loadEncoder(w *safetensors.Binder, cfg *Config) *encoder {
 		compute.Try(err)
 		bt, err := compute.FromFloat32(w.Backend(), compute.F32, compute.Shape{4 * C}, append(append([]float32(nil), b0...), b1...))
 		compute.Try(err)
-		pr.w01 = nn.Linear{W: wt, B: bt}
+		pr.mlp.Up = nn.Linear{W: wt, B: bt}
 	}
-	pr.w2 = nn.LoadLinear(pb, "mlp.w2", compute.Invalid, C, 2*C, true)
+	pr.mlp.Down = nn.LoadLinear(pb, "mlp.w2", compute.Invalid, C, 2*C, true)
+	pr.mlp.GateFirst, pr.mlp.Act = true, compute.GELUTanh
 	// Head mean and adaptive average pooling (head_dim → latent channels)
 	// as one matrix over the [H·head_dim] row of each time step.
 	H, hd := cfg.Heads, L/cfg.Heads
@@ -199,10 +199,10 @@ func (e *encoder) forward(r *run, x *compute.Tensor) (mean, logs *compute.Tensor
 	r.drop(h)
 	pr := &e.pre
 	n := r.a.New(compute.F32, A, L)
-	r.b.LayerNorm(n, xt, pr.norm3W, pr.norm3B, 1e-5)
+	pr.norm3.Forward(r.b, n, xt)
 	base := r.a.New(compute.F32, A, C)
 	pr.proj.Forward(r.b, base, n)
-	r.b.LayerNorm(n, xt, pr.norm1W, pr.norm1B, 1e-5)
+	pr.norm1.Forward(r.b, n, xt)
 	r.drop(xt)
 	qkv := r.a.New(compute.F32, A, 3*L)
 	pr.qkv.Forward(r.b, qkv, n)
@@ -224,13 +224,11 @@ func (e *encoder) forward(r *run, x *compute.Tensor) (mean, logs *compute.Tensor
 	r.b.Add(base, base, a)
 	// base + mlp(norm2(base)); the MLP norms its input first.
 	m := r.a.New(compute.F32, A, C)
-	r.b.LayerNorm(m, base, pr.norm2W, pr.norm2B, 1e-5)
-	r.b.LayerNorm(pooled, m, pr.mlpNormW, pr.mlpNormB, 1e-5)
+	pr.norm2.Forward(r.b, m, base)
+	pr.mlpNorm.Forward(r.b, pooled, m)
 	g := r.a.New(compute.F32, A, 4*C)
-	pr.w01.Forward(r.b, g, pooled)
 	gated := r.a.New(compute.F32, A, 2*C)
-	r.b.GLU(gated, g, compute.GELUTanh, true)
-	pr.w2.Forward(r.b, m, gated)
+	pr.mlp.Forward(r.b, m, pooled, g, gated)
 	r.b.Add(base, base, m)
 	mr := r.a.New(compute.F32, A, C)
 	e.mean.Forward(r.b, mr, base)

@@ -493,8 +493,8 @@ func (m *Model) mergeQKV(at *Attention, s Site) {
 
 func (m *Model) adaptFeedForward(f *FeedForward, stack Stack, block int) {
 	var nobias *compute.Tensor
-	f.projLoRA = m.adaptLinear(Site{stack, block, ProjFC1}, &f.Proj, &nobias)
-	f.downLoRA = m.adaptLinear(Site{stack, block, ProjFC2}, &f.Down, &nobias)
+	f.Up.LoRA = m.adaptLinear(Site{stack, block, ProjFC1}, &f.Up.W, &nobias)
+	f.Down.LoRA = m.adaptLinear(Site{stack, block, ProjFC2}, &f.Down.W, &nobias)
 }
 
 // qkvDowns computes every q/k/v update's rank-side product of x once per

@@ -107,7 +107,7 @@ func (at *Attention) Forward(k compute.Kernels, a *nn.Arena, x *compute.Tensor, 
 			}
 			k.MatMul(pv, x, at.QKV.Rows(h0*3*D, (h0+n)*3*D), nil)
 			addQKVInterleaved(k, a, pv.Reshape(S, n, 3, D), downs, at.qkvLoRA, h0, n, D)
-			k.Transpose(tv, pv.Reshape(S, n, 3, D), 2, 1, 0, 3)
+			nn.SplitHeads(k, tv, pv.Reshape(S, n, 3, D), compute.QKVInterleaved)
 			for c := 0; c < 3; c++ {
 				k.Copy(qkv.Row(c).Rows(h0, h0+n), tv.Row(c))
 			}
@@ -188,23 +188,21 @@ func (at *Attention) projectFused(k compute.Kernels, a *nn.Arena, x, qkv *comput
 }
 
 // FeedForward is the bias-free SwiGLU feed-forward: proj to [2·FFN], silu of
-// the gate half times the value half, down projection.
+// the gate half times the value half, down projection. Up is mlp.fc1 /
+// ff.net.0.proj (GateFirst for the original layout's [gate; value], not
+// for diffusers' [value; gate]), Down mlp.fc2 / ff.net.2; their LoRA
+// updates are set by adapters.go.
 type FeedForward struct {
-	Proj *compute.Tensor // [2·FFN, hidden]
-	Down *compute.Tensor // [hidden, FFN]
-	// GateFirst is true for the original layout (mlp.fc1 = [gate; value]),
-	// false for diffusers (ff.net.0.proj = [value; gate]).
-	GateFirst bool
-
-	projLoRA, downLoRA []nn.LowRank // adapters.go
+	nn.GatedMLP
 }
 
 func bindFeedForward(w *safetensors.Binder, n names, c Config, dt compute.DType, q compute.QuantFormat) *FeedForward {
-	return &FeedForward{
-		Proj:      bindWeight(w, n.fc1(), dt, q, 2*c.FFNDim, c.HiddenSize),
-		Down:      bindWeight(w, n.fc2(), dt, q, c.HiddenSize, c.FFNDim),
+	return &FeedForward{nn.GatedMLP{
+		Up:        nn.Linear{W: bindWeight(w, n.fc1(), dt, q, 2*c.FFNDim, c.HiddenSize)},
+		Down:      nn.Linear{W: bindWeight(w, n.fc2(), dt, q, c.HiddenSize, c.FFNDim)},
 		GateFirst: n.gateFirst(),
-	}
+		Act:       compute.SiLU,
+	}}
 }
 
 // Forward computes ff(x) for x [S, hidden] into a new [S, hidden] tensor.
@@ -212,19 +210,14 @@ func bindFeedForward(w *safetensors.Binder, n names, c Config, dt compute.DType,
 // 3·FFN-wide intermediates never exist for the whole sequence.
 func (f *FeedForward) Forward(k compute.Kernels, a *nn.Arena, x *compute.Tensor) *compute.Tensor {
 	S, dt := x.Dim(0), x.DType()
-	F := inWidth(f.Down)
+	F := inWidth(f.Down.W)
 	out := a.New(dt, S, x.Dim(1))
 	rc := min(S, ffRowChunk)
 	u := a.New(dt, rc, 2*F)
 	g := a.New(dt, rc, F)
 	for r0 := 0; r0 < S; r0 += rc {
 		n := min(rc, S-r0)
-		uv, gv := u.Rows(0, n), g.Rows(0, n)
-		k.MatMul(uv, x.Rows(r0, r0+n), f.Proj, nil)
-		nn.AddLowRank(k, a, uv, x.Rows(r0, r0+n), f.projLoRA)
-		k.GLU(gv, uv, compute.SiLU, f.GateFirst)
-		k.MatMul(out.Rows(r0, r0+n), gv, f.Down, nil)
-		nn.AddLowRank(k, a, out.Rows(r0, r0+n), gv, f.downLoRA)
+		f.GatedMLP.Forward(k, out.Rows(r0, r0+n), x.Rows(r0, r0+n), u.Rows(0, n), g.Rows(0, n))
 	}
 	release(a, u, g)
 	return out
@@ -233,35 +226,33 @@ func (f *FeedForward) Forward(k compute.Kernels, a *nn.Arena, x *compute.Tensor)
 // RefinerBlock is MiniMaxH3TokenRefinerBlock: a plain pre-norm block, no
 // AdaLN, no rotary embedding.
 type RefinerBlock struct {
-	Norm1, Norm2 *compute.Tensor
+	Norm1, Norm2 nn.RMSNorm
 	Attn         *Attention
 	FF           *FeedForward
-	eps          float32
 }
 
 func bindRefinerBlock(w *safetensors.Binder, n names, c Config, dt compute.DType, q compute.QuantFormat, fz fusions) *RefinerBlock {
 	return &RefinerBlock{
-		Norm1: w.TensorAs("norm1.weight", dt, c.HiddenSize),
-		Norm2: w.TensorAs("norm2.weight", dt, c.HiddenSize),
+		Norm1: nn.RMSNorm{W: w.TensorAs("norm1.weight", dt, c.HiddenSize), Eps: c.NormEps},
+		Norm2: nn.RMSNorm{W: w.TensorAs("norm2.weight", dt, c.HiddenSize), Eps: c.NormEps},
 		Attn:  bindAttention(w, n, c, dt, q, fz),
 		FF:    bindFeedForward(w, n, c, dt, q),
-		eps:   c.NormEps,
 	}
 }
 
 func (r *RefinerBlock) tensors() []*compute.Tensor {
-	return append(r.Attn.tensors(), r.Norm1, r.Norm2, r.FF.Proj, r.FF.Down)
+	return append(r.Attn.tensors(), r.Norm1.W, r.Norm2.W, r.FF.Up.W, r.FF.Down.W)
 }
 
 // Forward updates h [L, hidden] in place:
 // h = h + attn(norm1(h)); h = h + ff(norm2(h)).
 func (r *RefinerBlock) Forward(k compute.Kernels, a *nn.Arena, h *compute.Tensor) {
 	n := a.Like(h)
-	k.RMSNorm(n, h, r.Norm1, r.eps)
+	r.Norm1.Forward(k, n, h)
 	y := r.Attn.Forward(k, a, n, nil)
 	k.Add(h, h, y)
 	release(a, y)
-	k.RMSNorm(n, h, r.Norm2, r.eps)
+	r.Norm2.Forward(k, n, h)
 	y = r.FF.Forward(k, a, n)
 	k.Add(h, h, y)
 	release(a, y, n)
@@ -291,7 +282,7 @@ func bindBlock(w *safetensors.Binder, n names, c Config, dt compute.DType, q com
 }
 
 func (b *Block) tensors() []*compute.Tensor {
-	return append(b.Attn.tensors(), b.Norm1, b.Norm2, b.FF.Proj, b.FF.Down)
+	return append(b.Attn.tensors(), b.Norm1, b.Norm2, b.FF.Up.W, b.FF.Down.W)
 }
 
 // Modulation addresses one block's modulation table for the rows of a

@@ -538,10 +538,12 @@ func (vt *VisionTower) free(b compute.Backend) {
 func (vt *VisionTower) tensors() []*compute.Tensor {
 	out := []*compute.Tensor{vt.patch.W, vt.patch.B}
 	for _, bl := range vt.blocks {
-		out = append(out, bl.norm1W, bl.norm1B, bl.norm2W, bl.norm2B, bl.qkv.W, bl.qkv.B, bl.proj.W, bl.proj.B, bl.fc1.W, bl.fc1.B, bl.fc2.W, bl.fc2.B)
+		out = append(out, bl.norm1.W, bl.norm1.B, bl.norm2.W, bl.norm2.B, bl.qkv.W, bl.qkv.B, bl.proj.W, bl.proj.B)
+		out = append(out, bl.mlp.Tensors()...)
 	}
 	for _, pm := range append(append([]patchMerger(nil), vt.deep...), vt.merger) {
-		out = append(out, pm.normW, pm.normB, pm.fc1.W, pm.fc1.B, pm.fc2.W, pm.fc2.B)
+		out = append(out, pm.norm.Tensors()...)
+		out = append(out, pm.mlp.Tensors()...)
 	}
 	return out
 }

@@ -122,9 +122,7 @@ func (l *layerWeights) forward(b compute.Backend, c *Config, h *compute.Tensor, 
 	b.Transpose(ws.vT, ws.v.Reshape(L, t.NumKVHeads, D), 1, 0, 2)
 	b.RoPE(ws.qT, ws.qT, ws.cos, ws.sin, D)
 	b.RoPE(ws.kT, ws.kT, ws.cos, ws.sin, D)
-	b.Attention(ws.att, ws.qT, ws.kT, ws.vT, ws.ap)
-	b.Transpose(ws.attT, ws.att, 1, 0, 2)
-	l.o.Forward(b, ws.o, ws.attT.Reshape(L, t.NumHeads*D))
+	nn.AttendOut(b, ws.o, ws.att, ws.attT, ws.qT, ws.kT, ws.vT, ws.ap, l.o)
 	if sub {
 		tr.put(name("self_attn"), ws.o)
 	}

@@ -24,14 +24,15 @@ type VisionTower struct {
 }
 
 type visionBlock struct {
-	norm1W, norm1B, norm2W, norm2B *compute.Tensor
-	qkv, proj, fc1, fc2            nn.Linear
+	norm1, norm2 nn.LayerNorm
+	qkv, proj    nn.Linear
+	mlp          nn.MLP // mlp.linear_fc1, GELU (tanh), mlp.linear_fc2
 }
 
 type patchMerger struct {
-	normW, normB *compute.Tensor
-	fc1, fc2     nn.Linear
-	postShuffle  bool // LayerNorm over the merged width (deepstack) instead of per patch
+	norm        nn.LayerNorm
+	mlp         nn.MLP // linear_fc1, GELU, linear_fc2
+	postShuffle bool   // LayerNorm over the merged width (deepstack) instead of per patch
 }
 
 // loadVision binds the vision tower from w (a binder at the checkpoint
@@ -50,19 +51,25 @@ func loadVision(w *safetensors.Binder, c *Config) *VisionTower {
 	for j := 0; j < v.Depth; j++ {
 		bw := vw.Sub(fmt.Sprintf("blocks.%d.", j))
 		vt.blocks = append(vt.blocks, visionBlock{
-			norm1W: bw.Tensor("norm1.weight", dv), norm1B: bw.Tensor("norm1.bias", dv),
-			norm2W: bw.Tensor("norm2.weight", dv), norm2B: bw.Tensor("norm2.bias", dv),
-			qkv:  nn.LoadLinear(bw, "attn.qkv", compute.Invalid, 3*dv, dv, true),
-			proj: nn.LoadLinear(bw, "attn.proj", compute.Invalid, dv, dv, true),
-			fc1:  nn.LoadLinear(bw, "mlp.linear_fc1", compute.Invalid, iv, dv, true),
-			fc2:  nn.LoadLinear(bw, "mlp.linear_fc2", compute.Invalid, dv, iv, true),
+			norm1: nn.LoadLayerNorm(bw, "norm1", dv, 1e-6),
+			norm2: nn.LoadLayerNorm(bw, "norm2", dv, 1e-6),
+			qkv:   nn.LoadLinear(bw, "attn.qkv", compute.Invalid, 3*dv, dv, true),
+			proj:  nn.LoadLinear(bw, "attn.proj", compute.Invalid, dv, dv, true),
+			mlp: nn.MLP{
+				Up:   nn.LoadLinear(bw, "mlp.linear_fc1", compute.Invalid, iv, dv, true),
+				Down: nn.LoadLinear(bw, "mlp.linear_fc2", compute.Invalid, dv, iv, true),
+				Act:  compute.GELUTanh,
+			},
 		})
 	}
 	loadMerger := func(mw *safetensors.Binder, normWidth int, post bool) patchMerger {
 		return patchMerger{
-			normW: mw.Tensor("norm.weight", normWidth), normB: mw.Tensor("norm.bias", normWidth),
-			fc1:         nn.LoadLinear(mw, "linear_fc1", compute.Invalid, dm, dm, true),
-			fc2:         nn.LoadLinear(mw, "linear_fc2", compute.Invalid, out, dm, true),
+			norm: nn.LoadLayerNorm(mw, "norm", normWidth, 1e-6),
+			mlp: nn.MLP{
+				Up:   nn.LoadLinear(mw, "linear_fc1", compute.Invalid, dm, dm, true),
+				Down: nn.LoadLinear(mw, "linear_fc2", compute.Invalid, out, dm, true),
+				Act:  compute.GELU,
+			},
 			postShuffle: post,
 		}
 	}
@@ -203,7 +210,7 @@ func (vt *VisionTower) forward(b compute.Backend, pixels []float32, g Grid, act 
 
 	out = &VisionOutput{}
 	for j, bl := range vt.blocks {
-		b.LayerNorm(y, x, bl.norm1W, bl.norm1B, 1e-6)
+		bl.norm1.Forward(b, y, x)
 		bl.qkv.Forward(b, qkv, y)
 		b.Transpose(qkvT, qkv.Reshape(N, 3, H, hd), 1, 2, 0, 3)
 		q, k, vv := qkvT.Row(0), qkvT.Row(1), qkvT.Row(2)
@@ -216,14 +223,10 @@ func (vt *VisionTower) forward(b compute.Backend, pixels []float32, g Grid, act 
 				b.Copy(t, rot)
 			}
 		}
-		b.Attention(att, q, k, vv, ap)
-		b.Transpose(attT, att, 1, 0, 2)
-		bl.proj.Forward(b, o, attT.Reshape(N, dv))
+		nn.AttendOut(b, o, att, attT, q, k, vv, ap, bl.proj)
 		b.Add(x, x, o)
-		b.LayerNorm(y, x, bl.norm2W, bl.norm2B, 1e-6)
-		bl.fc1.Forward(b, h1, y)
-		b.Unary(h1, h1, compute.GELUTanh)
-		bl.fc2.Forward(b, o, h1)
+		bl.norm2.Forward(b, y, x)
+		bl.mlp.Forward(b, o, y, h1)
 		b.Add(x, x, o)
 		tr.put(fmt.Sprintf("vision.block%d", j), x)
 		for k, idx := range v.DeepstackIndexes {
@@ -243,19 +246,17 @@ func (vt *VisionTower) forward(b compute.Backend, pixels []float32, g Grid, act 
 func (pm *patchMerger) forward(a *nn.Arena, x *compute.Tensor, act compute.DType) *compute.Tensor {
 	b := a.Backend()
 	N, dv := x.Dim(0), x.Dim(1)
-	dm := pm.fc1.In()
+	dm := pm.mlp.Up.In()
 	T := N * dv / dm
 	y := a.New(act, T, dm)
 	if pm.postShuffle {
-		b.LayerNorm(y, x.Reshape(T, dm), pm.normW, pm.normB, 1e-6)
+		pm.norm.Forward(b, y, x.Reshape(T, dm))
 	} else {
-		b.LayerNorm(y.Reshape(N, dv), x, pm.normW, pm.normB, 1e-6)
+		pm.norm.Forward(b, y.Reshape(N, dv), x)
 	}
 	h := a.New(act, T, dm)
-	pm.fc1.Forward(b, h, y)
-	b.Unary(h, h, compute.GELU)
-	out := a.New(act, T, pm.fc2.Out())
-	pm.fc2.Forward(b, out, h)
+	out := a.New(act, T, pm.mlp.Down.Out())
+	pm.mlp.Forward(b, out, y, h)
 	return out
 }
 

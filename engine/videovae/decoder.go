@@ -19,8 +19,7 @@ type Decoder struct {
 	embed     nn.Linear // x_embedder / proj_in [D, 24]
 	registers *compute.Tensor
 	blocks    []vitBlock
-	normOutW  *compute.Tensor
-	normOutB  *compute.Tensor
+	normOut   nn.LayerNorm
 	projOut   nn.Linear // [C·pt·p·p, D]
 	ropeCache map[[3]int][2]*compute.Tensor
 
@@ -31,17 +30,18 @@ type Decoder struct {
 	dt     compute.DType
 }
 
-// vitBlock is MiniMaxH3VideoTransformerBlock.
+// vitBlock is MiniMaxH3VideoTransformerBlock with its bound weights.
 type vitBlock struct {
-	norm1, norm2   *compute.Tensor
-	qkv            nn.Linear // original: per-head interleaved [h: q k v] rows (weight and bias)
-	q, k, v        nn.Linear // diffusers: separate projections
-	fused          bool
+	norm1, norm2   nn.RMSNorm
+	qkNorm         nn.RMSNorm // per head, no weight
+	qkv            nn.Linear  // original: per-head interleaved [h: q k v] rows (weight and bias)
+	q, k, v        nn.Linear  // diffusers: separate projections
+	layout         compute.QKVLayout
 	out            nn.Linear
 	scale1, scale2 *compute.Tensor
-	w1             nn.Linear // original [gate; up]; diffusers [up; gate]
-	gateFirst      bool
-	w2             nn.Linear
+	ff             nn.GatedMLP // w1: original [gate; up]; diffusers [up; gate]
+	heads, headDim int
+	rotDim         int
 }
 
 func loadDecoder(w *safetensors.Binder, cfg *Config, o *Options) *Decoder {
@@ -84,8 +84,7 @@ func loadDecoder(w *safetensors.Binder, cfg *Config, o *Options) *Decoder {
 		}
 		d.blocks = append(d.blocks, blk)
 	}
-	d.normOutW = w.Tensor("decoder.norm_out.weight", D)
-	d.normOutB = w.Tensor("decoder.norm_out.bias", D)
+	d.normOut = nn.LoadLayerNorm(w, "decoder.norm_out", D, cfg.DecoderNormEps)
 	d.projOut = linear(w, "decoder.proj_out", compute.Invalid, cfg.OutChannels*rt*r*r, D)
 	return d
 }
@@ -95,25 +94,28 @@ func (d *Decoder) loadBlock(i int) vitBlock {
 	cfg, dt := d.cfg, d.dt
 	D, F := cfg.Dim(), max(cfg.DecoderFFNHidden, 1)
 	p := d.w.Sub(fmt.Sprintf("decoder.transformer_blocks.%d.", i))
-	var blk vitBlock
-	blk.norm1 = p.Tensor("norm1.weight", D)
-	blk.norm2 = p.Tensor("norm2.weight", D)
+	eps := cfg.DecoderNormEps
+	blk := vitBlock{heads: cfg.DecoderHeads, headDim: cfg.DecoderHeadDim, rotDim: cfg.RotaryDim(), qkNorm: nn.RMSNorm{Eps: eps}}
+	blk.ff.Act = compute.SiLU
+	blk.norm1 = nn.RMSNorm{W: p.Tensor("norm1.weight", D), Eps: eps}
+	blk.norm2 = nn.RMSNorm{W: p.Tensor("norm2.weight", D), Eps: eps}
 	blk.scale1 = p.Tensor("scale1", D)
 	blk.scale2 = p.Tensor("scale2", D)
 	if cfg.Layout == Original {
-		blk.fused = true
+		blk.layout = compute.QKVInterleaved
 		blk.qkv = linear(p, "attn.to_qkv", dt, 3*D, D)
 		blk.out = linear(p, "attn.to_out", dt, D, D)
-		blk.w1 = linear(p, "ff.w1", dt, 2*F, D)
-		blk.gateFirst = true
-		blk.w2 = linear(p, "ff.w2", dt, D, F)
+		blk.ff.Up = linear(p, "ff.w1", dt, 2*F, D)
+		blk.ff.GateFirst = true
+		blk.ff.Down = linear(p, "ff.w2", dt, D, F)
 	} else {
+		blk.layout = compute.QKVPlanar
 		blk.q = linear(p, "attn.to_q", dt, D, D)
 		blk.k = linear(p, "attn.to_k", dt, D, D)
 		blk.v = linear(p, "attn.to_v", dt, D, D)
 		blk.out = linear(p, "attn.to_out.0", dt, D, D)
-		blk.w1 = linear(p, "ff.net.0.proj", dt, 2*F, D)
-		blk.w2 = linear(p, "ff.net.2", dt, D, F)
+		blk.ff.Up = linear(p, "ff.net.0.proj", dt, 2*F, D)
+		blk.ff.Down = linear(p, "ff.net.2", dt, D, F)
 	}
 	return blk
 }
@@ -121,12 +123,12 @@ func (d *Decoder) loadBlock(i int) vitBlock {
 // tensors lists a block's bound tensors.
 func (blk *vitBlock) tensors() []*compute.Tensor {
 	var ts []*compute.Tensor
-	for _, t := range []*compute.Tensor{blk.norm1, blk.norm2, blk.scale1, blk.scale2} {
+	for _, t := range []*compute.Tensor{blk.norm1.W, blk.norm2.W, blk.scale1, blk.scale2} {
 		if t != nil {
 			ts = append(ts, t)
 		}
 	}
-	for _, l := range []nn.Linear{blk.qkv, blk.q, blk.k, blk.v, blk.out, blk.w1, blk.w2} {
+	for _, l := range []nn.Linear{blk.qkv, blk.q, blk.k, blk.v, blk.out, blk.ff.Up, blk.ff.Down} {
 		for _, t := range []*compute.Tensor{l.W, l.B} {
 			if t != nil {
 				ts = append(ts, t)
@@ -140,7 +142,8 @@ func (blk *vitBlock) tensors() []*compute.Tensor {
 // and the cached RoPE tables.
 func (d *Decoder) tensors() []*compute.Tensor {
 	ts := append(d.postQuant.Tensors(), d.embed.Tensors()...)
-	ts = append(ts, d.registers, d.normOutW, d.normOutB)
+	ts = append(ts, d.registers)
+	ts = append(ts, d.normOut.Tensors()...)
 	ts = append(ts, d.projOut.Tensors()...)
 	for i := range d.blocks {
 		ts = append(ts, d.blocks[i].tensors()...)
@@ -299,7 +302,7 @@ func (d *Decoder) ForwardTiles(ctx context.Context, b compute.Backend, zs []*Vol
 			err := func() error {
 				defer st.release()
 				for j := range d.blocks {
-					d.runBlock(b, &d.blocks[j], st, scratch(st.S))
+					d.blocks[j].Forward(b, st.x, st.cos, st.sin, scratch(st.S))
 				}
 				return finish(i, st)
 			}()
@@ -329,7 +332,7 @@ func (d *Decoder) ForwardTiles(ctx context.Context, b compute.Backend, zs []*Vol
 			return nil, fmt.Errorf("videovae: binding decoder block %d: %w", j, err)
 		}
 		for _, st := range sts {
-			d.runBlock(b, &blk, st, scratch(st.S))
+			blk.Forward(b, st.x, st.cos, st.sin, scratch(st.S))
 		}
 		d.w.Backend().Free(blk.tensors()...)
 	}
@@ -401,37 +404,34 @@ func (d *Decoder) begin(b compute.Backend, z *Volume) *tileState {
 	return st
 }
 
-// runBlock runs one block on a tile's hidden state.
-func (d *Decoder) runBlock(b compute.Backend, blk *vitBlock, st *tileState, sc *blockScratch) {
-	cfg := d.cfg
-	D, H, dh := cfg.Dim(), cfg.DecoderHeads, cfg.DecoderHeadDim
-	S, eps := st.S, cfg.DecoderNormEps
-	x, nrm, qkvRaw, qkv, qkr, att, attT, proj := st.x, sc.nrm, sc.qkvRaw, sc.qkv, sc.qkr, sc.att, sc.attT, sc.proj
-	b.RMSNorm(nrm, x, blk.norm1, eps)
-	if blk.fused {
+// Forward runs the block on the hidden state x [S, D] in place, rotating
+// q and k by cos, sin [S, rot/2]: pre-norm attention with per-head q/k
+// RMSNorm and a layer-scaled residual, then the pre-norm gated MLP with a
+// layer-scaled residual.
+func (blk *vitBlock) Forward(b compute.Backend, x, cos, sin *compute.Tensor, sc *blockScratch) {
+	S, D := x.Dim(0), x.Dim(1)
+	H, dh := blk.heads, blk.headDim
+	nrm, qkvRaw, qkv, proj := sc.nrm, sc.qkvRaw, sc.qkv, sc.proj
+	blk.norm1.Forward(b, nrm, x)
+	if blk.layout == compute.QKVInterleaved {
 		blk.qkv.Forward(b, qkvRaw.Reshape(S, 3*D), nrm)
-		// [S, H, 3, dh] -> [3, H, S, dh]
-		b.Transpose(qkv, qkvRaw.Reshape(S, H, 3, dh), 2, 1, 0, 3)
+		nn.SplitHeads(b, qkv, qkvRaw.Reshape(S, H, 3, dh), blk.layout)
 	} else {
 		r3 := qkvRaw.Reshape(3, S, D)
 		blk.q.Forward(b, r3.Row(0), nrm)
 		blk.k.Forward(b, r3.Row(1), nrm)
 		blk.v.Forward(b, r3.Row(2), nrm)
-		// [3, S, H, dh] -> [3, H, S, dh]
-		b.Transpose(qkv, qkvRaw.Reshape(3, S, H, dh), 0, 2, 1, 3)
+		nn.SplitHeads(b, qkv, qkvRaw.Reshape(3, S, H, dh), blk.layout)
 	}
 	qk := qkv.Rows(0, 2)
-	b.RMSNorm(qkr, qk, nil, eps) // q/k norm per head, F32
-	b.RoPE(qk, qkr, st.cos, st.sin, cfg.RotaryDim())
-	b.Attention(att, qk.Row(0), qk.Row(1), qkv.Row(2), compute.AttentionParams{Scale: float32(1 / math.Sqrt(float64(dh)))})
-	b.Transpose(attT, att, 1, 0, 2)
-	blk.out.Forward(b, proj, attT.Reshape(S, D))
+	blk.qkNorm.Forward(b, sc.qkr, qk) // F32
+	b.RoPE(qk, sc.qkr, cos, sin, blk.rotDim)
+	nn.AttendOut(b, proj, sc.att, sc.attT, qk.Row(0), qk.Row(1), qkv.Row(2),
+		compute.AttentionParams{Scale: float32(1 / math.Sqrt(float64(dh)))}, blk.out)
 	b.Mul(proj, proj, blk.scale1)
 	b.Add(x, x, proj)
-	b.RMSNorm(nrm, x, blk.norm2, eps)
-	blk.w1.Forward(b, sc.up, nrm)
-	b.GLU(sc.gated, sc.up, compute.SiLU, blk.gateFirst)
-	blk.w2.Forward(b, proj, sc.gated)
+	blk.norm2.Forward(b, nrm, x)
+	blk.ff.Forward(b, proj, nrm, sc.up, sc.gated)
 	b.Mul(proj, proj, blk.scale2)
 	b.Add(x, x, proj)
 }
@@ -445,7 +445,7 @@ func (d *Decoder) finish(b compute.Backend, st *tileState) (*Volume, error) {
 	a := nn.NewArena(b)
 	defer a.Release()
 	xn := a.New(compute.F32, n, cfg.Dim())
-	b.LayerNorm(xn, st.x.Rows(0, n), d.normOutW, d.normOutB, cfg.DecoderNormEps)
+	d.normOut.Forward(b, xn, st.x.Rows(0, n))
 	P := d.projOut.Out()
 	rows := a.New(compute.F32, n, P)
 	d.projOut.Forward(b, rows, xn)
