@@ -13,26 +13,22 @@ import (
 	"testing"
 	"time"
 
+	"h3studio/engine/testkit"
 	"h3studio/ui/studio"
 	"h3studio/ui/studio/fakeengine"
 )
 
-// hugePNG is a valid PNG header for a w×h RGB picture followed by a small
-// compressed fragment: decoding it would allocate w·h·4 bytes.
+// hugePNG is a valid PNG header for a w×h RGB picture (testkit.PNGHeader)
+// followed by a small compressed fragment: decoding it would allocate
+// w·h·4 bytes.
 func hugePNG(w, h uint32) []byte {
-	var b bytes.Buffer
-	b.WriteString("\x89PNG\r\n\x1a\n")
+	b := bytes.NewBuffer(testkit.PNGHeader(w, h))
 	chunk := func(typ string, data []byte) {
-		binary.Write(&b, binary.BigEndian, uint32(len(data)))
+		binary.Write(b, binary.BigEndian, uint32(len(data)))
 		b.WriteString(typ)
 		b.Write(data)
-		binary.Write(&b, binary.BigEndian, crc32.ChecksumIEEE(append([]byte(typ), data...)))
+		binary.Write(b, binary.BigEndian, crc32.ChecksumIEEE(append([]byte(typ), data...)))
 	}
-	ihdr := make([]byte, 13)
-	binary.BigEndian.PutUint32(ihdr[0:], w)
-	binary.BigEndian.PutUint32(ihdr[4:], h)
-	ihdr[8], ihdr[9] = 8, 2
-	chunk("IHDR", ihdr)
 	var z bytes.Buffer
 	zw := zlib.NewWriter(&z)
 	zw.Write(make([]byte, 1<<20))
