@@ -1,14 +1,14 @@
 package dit
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
-	"sort"
+	"strconv"
 	"strings"
+
+	"h3studio/engine/configfile"
+	"h3studio/engine/safetensors"
 )
 
 // KeySet names the spelling of a transformer/config.json.
@@ -159,32 +159,41 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// configKeys maps each field to its (original, diffusers) key. An empty
-// original key means the original spelling has no such key (a default
-// applies).
+// configKeys maps each field to its (original, diffusers) key.
 var configKeys = []struct {
 	orig, diff string
 	field      func(c *Config) any
-	optional   bool // rope_theta is implicit in the original spelling
 }{
-	{"hidden_size", "hidden_size", func(c *Config) any { return &c.HiddenSize }, false},
-	{"num_layers", "num_layers", func(c *Config) any { return &c.NumLayers }, false},
-	{"token_refiner_num_layers", "num_refiner_layers", func(c *Config) any { return &c.RefinerLayers }, false},
-	{"num_attention_heads", "num_attention_heads", func(c *Config) any { return &c.Heads }, false},
-	{"attention_head_dim", "attention_head_dim", func(c *Config) any { return &c.HeadDim }, false},
-	{"ffn_hidden_size", "ffn_dim", func(c *Config) any { return &c.FFNDim }, false},
-	{"latents_dim", "in_channels", func(c *Config) any { return &c.InChannels }, false},
-	{"audio_latents_dim", "audio_in_channels", func(c *Config) any { return &c.AudioInChannels }, false},
-	{"patch_size", "patch_size", func(c *Config) any { return &c.PatchSize }, false},
-	{"text_dim", "text_dim", func(c *Config) any { return &c.TextDim }, false},
-	{"timestep_input_dim", "freq_dim", func(c *Config) any { return &c.FreqDim }, false},
-	{"time_embed_hidden_size", "time_embed_hidden_dim", func(c *Config) any { return &c.TimeHiddenDim }, false},
-	{"time_embed_dim", "time_embed_dim", func(c *Config) any { return &c.TimeEmbedDim }, false},
-	{"rope_inv_freq_len", "rope_freq_dim", func(c *Config) any { return &c.RopeFreqDim }, false},
-	{"rope_theta", "rope_theta", func(c *Config) any { return &c.RopeTheta }, true},
-	{"norm_eps", "norm_eps", func(c *Config) any { return &c.NormEps }, false},
-	{"qk_norm_eps", "qk_norm_eps", func(c *Config) any { return &c.QKNormEps }, false},
-	{"final_norm_eps", "final_norm_eps", func(c *Config) any { return &c.FinalNormEps }, false},
+	{"hidden_size", "hidden_size", func(c *Config) any { return &c.HiddenSize }},
+	{"num_layers", "num_layers", func(c *Config) any { return &c.NumLayers }},
+	{"token_refiner_num_layers", "num_refiner_layers", func(c *Config) any { return &c.RefinerLayers }},
+	{"num_attention_heads", "num_attention_heads", func(c *Config) any { return &c.Heads }},
+	{"attention_head_dim", "attention_head_dim", func(c *Config) any { return &c.HeadDim }},
+	{"ffn_hidden_size", "ffn_dim", func(c *Config) any { return &c.FFNDim }},
+	{"latents_dim", "in_channels", func(c *Config) any { return &c.InChannels }},
+	{"audio_latents_dim", "audio_in_channels", func(c *Config) any { return &c.AudioInChannels }},
+	{"patch_size", "patch_size", func(c *Config) any { return &c.PatchSize }},
+	{"text_dim", "text_dim", func(c *Config) any { return &c.TextDim }},
+	{"timestep_input_dim", "freq_dim", func(c *Config) any { return &c.FreqDim }},
+	{"time_embed_hidden_size", "time_embed_hidden_dim", func(c *Config) any { return &c.TimeHiddenDim }},
+	{"time_embed_dim", "time_embed_dim", func(c *Config) any { return &c.TimeEmbedDim }},
+	{"rope_inv_freq_len", "rope_freq_dim", func(c *Config) any { return &c.RopeFreqDim }},
+	{"rope_theta", "rope_theta", func(c *Config) any { return &c.RopeTheta }}, // implicit (10000) in the original spelling
+	{"norm_eps", "norm_eps", func(c *Config) any { return &c.NormEps }},
+	{"qk_norm_eps", "qk_norm_eps", func(c *Config) any { return &c.QKNormEps }},
+	{"final_norm_eps", "final_norm_eps", func(c *Config) any { return &c.FinalNormEps }},
+}
+
+// key is the spelling of the diffusers key diff in c's key set.
+func (c Config) key(diff string) string {
+	if c.Keys == OriginalKeys {
+		for _, k := range configKeys {
+			if k.diff == diff {
+				return k.orig
+			}
+		}
+	}
+	return diff
 }
 
 // derived keys of the original spelling, checked against the architecture.
@@ -193,100 +202,155 @@ var originalDerived = map[string]bool{"adaln_out_features": true, "final_adaln_o
 // informational keys accepted in both spellings.
 var infoKeys = map[string]bool{"_class_name": true, "_diffusers_version": true, "_name_or_path": true}
 
-// ParseConfig reads transformer/config.json in either spelling. path is used
-// in error messages. Unknown keys are rejected (a config of another model
-// should not load as this one), as are missing required keys.
+// ReadConfig reads and checks dir/config.json (see ParseConfig).
+func ReadConfig(dir string) (Config, error) {
+	return configfile.ReadAs(filepath.Join(dir, "config.json"), configFrom)
+}
+
+// ParseConfig reads transformer/config.json in either spelling; path names
+// it in errors. The spelling is the one _class_name names, else the one its
+// keys are in. Unknown keys are rejected (a config of another model should
+// not load as this one), as are missing and mixed-spelling keys. Each
+// problem is a *configfile.Error naming the file and the field.
 func ParseConfig(path string, data []byte) (Config, error) {
-	var raw map[string]json.RawMessage
-	if err := json.Unmarshal(data, &raw); err != nil {
-		return Config{}, fmt.Errorf("dit: %s: not a JSON object: %w", path, err)
+	o, err := configfile.Parse(path, data)
+	if err != nil {
+		return Config{}, err
 	}
-	_, hasOrig := raw["token_refiner_num_layers"]
-	_, hasDiff := raw["num_refiner_layers"]
+	return configFrom(o)
+}
+
+func configFrom(o *configfile.Object) (Config, error) {
 	var c Config
-	switch {
-	case hasOrig && !hasDiff:
+	switch o.ClassName("MiniMaxH3DiTModel", "MiniMaxH3Transformer3DModel") {
+	case "MiniMaxH3DiTModel":
 		c.Keys = OriginalKeys
-	case hasDiff && !hasOrig:
+	case "MiniMaxH3Transformer3DModel":
 		c.Keys = DiffusersKeys
-	case hasOrig && hasDiff:
-		return Config{}, fmt.Errorf("dit: %s: mixes the original (token_refiner_num_layers) and diffusers (num_refiner_layers) spellings", path)
 	default:
-		return Config{}, fmt.Errorf("dit: %s: neither token_refiner_num_layers (original) nor num_refiner_layers (diffusers): not a MiniMax-H3 transformer config", path)
-	}
-	if cn, ok := raw["_class_name"]; ok {
-		var name string
-		_ = json.Unmarshal(cn, &name)
-		want := map[KeySet]string{OriginalKeys: "MiniMaxH3DiTModel", DiffusersKeys: "MiniMaxH3Transformer3DModel"}[c.Keys]
-		if name != want {
-			return Config{}, fmt.Errorf("dit: %s: _class_name %q, want %q for %s", path, name, want, c.Keys)
+		c.Keys = DiffusersKeys
+		if o.Has("ffn_hidden_size") || o.Has("latents_dim") || o.Has("token_refiner_num_layers") {
+			c.Keys = OriginalKeys
 		}
 	}
-	c.RopeTheta = 10000
-	known := map[string]bool{}
-	var missing []string
+	if o.Has("token_refiner_num_layers") && o.Has("num_refiner_layers") {
+		o.Fail("num_refiner_layers", "mixes the diffusers spelling with the original token_refiner_num_layers")
+	}
 	for _, k := range configKeys {
-		key := k.orig
-		if c.Keys == DiffusersKeys {
-			key = k.diff
-		}
-		known[key] = true
-		v, ok := raw[key]
-		if !ok {
-			if !k.optional {
-				missing = append(missing, key)
+		key := c.key(k.diff)
+		switch dst := k.field(&c).(type) {
+		case *int:
+			if k.diff == "num_refiner_layers" {
+				*dst = o.IntIn(key, 0, 1<<20)
+			} else {
+				*dst = o.PosInt(key)
 			}
-			continue
-		}
-		if err := json.Unmarshal(v, k.field(&c)); err != nil {
-			return Config{}, fmt.Errorf("dit: %s: key %q: %v", path, key, err)
-		}
-	}
-	if len(missing) > 0 {
-		return Config{}, fmt.Errorf("dit: %s: missing key(s) %s (%s)", path, strings.Join(missing, ", "), c.Keys)
-	}
-	var unknown []string
-	for k := range raw {
-		if known[k] || infoKeys[k] || (c.Keys == OriginalKeys && originalDerived[k]) {
-			continue
-		}
-		unknown = append(unknown, k)
-	}
-	if len(unknown) > 0 {
-		sort.Strings(unknown)
-		return Config{}, fmt.Errorf("dit: %s: unknown key(s) %s (%s)", path, strings.Join(unknown, ", "), c.Keys)
-	}
-	if err := c.Validate(); err != nil {
-		return Config{}, fmt.Errorf("%w (%s)", err, path)
-	}
-	if c.Keys == OriginalKeys {
-		for key, want := range map[string]int{"adaln_out_features": c.AdaLNWidth(), "final_adaln_out_features": 2 * c.HiddenSize} {
-			v, ok := raw[key]
-			if !ok {
-				continue
+		case *[3]int:
+			if ps := o.Ints(key, 3, 1); ps != nil {
+				*dst = [3]int{ps[0], ps[1], ps[2]}
+				if ps[0] != 1 {
+					o.Fail(key, "temporal patch %d is not supported (the packed layout needs 1)", ps[0])
+				}
 			}
-			var have int
-			if err := json.Unmarshal(v, &have); err != nil {
-				return Config{}, fmt.Errorf("dit: %s: key %q: %v", path, key, err)
+		case *float64:
+			*dst = o.OptFloat(key, 10000)
+			if o.Err() == nil && !(*dst > 0) {
+				o.Fail(key, "must be positive, got %v", *dst)
 			}
-			if have != want {
-				return Config{}, fmt.Errorf("dit: %s: %s = %d, want %d (= %s)", path, key, have, want,
-					map[string]string{"adaln_out_features": "3 modalities · 6 slots · hidden_size", "final_adaln_out_features": "2 · hidden_size"}[key])
+		case *float32:
+			if v := o.PosFloat(key); o.Err() == nil && v > 1 {
+				o.Fail(key, "must be at most 1, got %v", v)
+			}
+			// The literal rounded once to float32, as the reference reads it.
+			f, _ := strconv.ParseFloat(strings.TrimSpace(string(o.Value(key))), 32)
+			*dst = float32(f)
+		}
+	}
+	if o.Err() == nil {
+		known := map[string]bool{}
+		for _, k := range configKeys {
+			known[c.key(k.diff)] = true
+		}
+		var unknown []string
+		for _, k := range o.Keys() {
+			if !known[k] && !infoKeys[k] && !(c.Keys == OriginalKeys && originalDerived[k]) {
+				unknown = append(unknown, k)
 			}
 		}
+		if len(unknown) > 0 {
+			o.Fail(unknown[0], "is not a key of a transformer config with %s (unknown: %s)", c.Keys, strings.Join(unknown, ", "))
+		}
+	}
+	if o.Err() == nil {
+		switch {
+		case c.RotaryDim() > c.HeadDim:
+			o.Fail(c.key("rope_freq_dim"), "%d frequencies per axis rotate %d channels, more than the head dim %d", c.RopeFreqDim, c.RotaryDim(), c.HeadDim)
+		case c.FreqDim%2 != 0:
+			o.Fail(c.key("freq_dim"), "the sinusoid width must be even, got %d", c.FreqDim)
+		}
+	}
+	if c.Keys == OriginalKeys && o.Err() == nil {
+		if o.Has("adaln_out_features") {
+			if v := o.PosInt("adaln_out_features"); o.Err() == nil && v != c.AdaLNWidth() {
+				o.Fail("adaln_out_features", "is %d; the AdaLN table holds 3 modalities × 6 × hidden_size = %d", v, c.AdaLNWidth())
+			}
+		}
+		if o.Has("final_adaln_out_features") {
+			if v := o.PosInt("final_adaln_out_features"); o.Err() == nil && v != 2*c.HiddenSize {
+				o.Fail("final_adaln_out_features", "is %d; the final modulation holds shift and scale = %d", v, 2*c.HiddenSize)
+			}
+		}
+	}
+	if err := o.Err(); err != nil {
+		return Config{}, err
+	}
+	if err := c.Validate(); err != nil { // the rules above cover Validate's; this keeps them from drifting apart
+		return Config{}, &configfile.Error{Path: o.Path, Rule: "inconsistent architecture", Err: err}
 	}
 	return c, nil
 }
 
-// ReadConfig reads dir/config.json.
-func ReadConfig(dir string) (Config, error) {
-	path := filepath.Join(dir, "config.json")
-	data, err := os.ReadFile(path)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return Config{}, fmt.Errorf("dit: %s: transformer config is missing", path)
+// Summary is the one-line description the snapshot report prints.
+func (c Config) Summary() string {
+	keys := map[KeySet]string{OriginalKeys: "original", DiffusersKeys: "diffusers"}[c.Keys]
+	return fmt.Sprintf("%s keys: hidden %d, %d blocks + %d refiner, %d×%d heads, ffn %d, text %d",
+		keys, c.HiddenSize, c.NumLayers, c.RefinerLayers, c.Heads, c.HeadDim, c.FFNDim, c.TextDim)
+}
+
+// CheckWeights compares the depth of the config read from path with the
+// blocks the weights hold (blocks.N. or transformer_blocks.N., and the
+// refiner's): a config.json whose num_layers disagrees with its checkpoint
+// cannot be loaded, so the pair is corrupt. Weights without any block tensor
+// are not judged here (loading names every missing tensor).
+func (c Config) CheckWeights(path string, ck *safetensors.Checkpoint) error {
+	count := func(prefixes ...string) int {
+		n := 0
+		for _, name := range ck.Names() {
+			for _, p := range prefixes {
+				rest, ok := strings.CutPrefix(name, p)
+				if !ok {
+					continue
+				}
+				idx, _, _ := strings.Cut(rest, ".")
+				if i, err := strconv.Atoi(idx); err == nil && i >= 0 && i+1 > n {
+					n = i + 1
+				}
+			}
 		}
-		return Config{}, fmt.Errorf("dit: %w", err)
+		return n
 	}
-	return ParseConfig(path, data)
+	for _, d := range []struct {
+		field    string
+		config   int
+		prefixes []string
+	}{
+		{"num_layers", c.NumLayers, []string{"blocks.", "transformer_blocks."}},
+		{c.key("num_refiner_layers"), c.RefinerLayers, []string{"token_refiner.blocks.", "token_refiner.refiner_blocks."}},
+	} {
+		if have := count(d.prefixes...); have > 0 && have != d.config {
+			return &configfile.Error{Path: path, Field: d.field, Rule: fmt.Sprintf("is %d but the weights in %s hold %d blocks: the config does not describe them",
+				d.config, filepath.Base(ck.Dir), have)}
+		}
+	}
+	return nil
 }

@@ -1,6 +1,7 @@
 package dit
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -69,27 +70,30 @@ func TestParseConfigErrors(t *testing.T) {
 	cases := []struct {
 		name, json, want string
 	}{
-		{"not json", `{`, "not a JSON object"},
-		{"other model", `{"hidden_size": 3}`, "not a MiniMax-H3 transformer config"},
-		{"mixed", edit(releasedOriginal, `"num_layers": 50`, `"num_layers": 50, "num_refiner_layers": 2`), "mixes"},
-		{"missing", edit(releasedDiffusers, `"ffn_dim": 14336, `, ``), "missing key(s) ffn_dim"},
-		{"unknown", edit(releasedDiffusers, `"ffn_dim": 14336`, `"ffn_dim": 14336, "moe_experts": 8`), "unknown key(s) moe_experts"},
-		{"wrong class", edit(releasedOriginal, `MiniMaxH3DiTModel`, `WanModel`), `_class_name "WanModel"`},
-		{"adaln width", edit(releasedOriginal, `96768`, `96769`), "adaln_out_features = 96769, want 96768"},
-		{"final width", edit(releasedOriginal, `10752`, `10751`), "final_adaln_out_features = 10751"},
-		{"rope too wide", edit(releasedDiffusers, `"rope_freq_dim": 16`, `"rope_freq_dim": 22`), "exceed attention_head_dim"},
-		{"zero heads", edit(releasedDiffusers, `"num_attention_heads": 56`, `"num_attention_heads": 0`), "num_attention_heads must be positive"},
-		{"odd freq", edit(releasedDiffusers, `"freq_dim": 256`, `"freq_dim": 255`), "freq_dim 255 must be even"},
-		{"bad eps", edit(releasedDiffusers, `"norm_eps": 1e-05`, `"norm_eps": -1`), "norm_eps must be in (0, 1]"},
-		{"string value", edit(releasedDiffusers, `"hidden_size": 5376`, `"hidden_size": "5376"`), `key "hidden_size"`},
+		{"not json", `{`, "not a valid JSON object"},
+		{"other model", `{"hidden_size": 3}`, `field "num_layers": is missing`},
+		{"mixed", edit(releasedOriginal, `"num_layers": 50`, `"num_layers": 50, "num_refiner_layers": 2`), `field "num_refiner_layers": mixes`},
+		{"missing", edit(releasedDiffusers, `"ffn_dim": 14336, `, ``), `field "ffn_dim": is missing`},
+		{"unknown", edit(releasedDiffusers, `"ffn_dim": 14336`, `"ffn_dim": 14336, "moe_experts": 8`), `field "moe_experts": is not a key`},
+		{"wrong class", edit(releasedOriginal, `MiniMaxH3DiTModel`, `WanModel`), `field "_class_name": is "WanModel"`},
+		{"class of the other spelling", edit(releasedOriginal, `MiniMaxH3DiTModel`, `MiniMaxH3Transformer3DModel`), `field "num_refiner_layers": is missing`},
+		{"adaln width", edit(releasedOriginal, `96768`, `96769`), `field "adaln_out_features": is 96769; the AdaLN table holds 3 modalities × 6 × hidden_size = 96768`},
+		{"final width", edit(releasedOriginal, `10752`, `10751`), `field "final_adaln_out_features": is 10751`},
+		{"rope too wide", edit(releasedDiffusers, `"rope_freq_dim": 16`, `"rope_freq_dim": 22`), "more than the head dim 128"},
+		{"zero heads", edit(releasedDiffusers, `"num_attention_heads": 56`, `"num_attention_heads": 0`), `field "num_attention_heads": must be in 1`},
+		{"odd freq", edit(releasedDiffusers, `"freq_dim": 256`, `"freq_dim": 255`), `field "freq_dim": the sinusoid width must be even, got 255`},
+		{"bad eps", edit(releasedDiffusers, `"norm_eps": 1e-05`, `"norm_eps": -1`), `field "norm_eps": must be positive`},
+		{"eps above 1", edit(releasedDiffusers, `"norm_eps": 1e-05`, `"norm_eps": 2`), `field "norm_eps": must be at most 1`},
+		{"string value", edit(releasedDiffusers, `"hidden_size": 5376`, `"hidden_size": "5376"`), `field "hidden_size": must be an integer`},
 	}
 	for _, c := range cases {
 		_, err := ParseConfig("x/config.json", []byte(c.json))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: err %v, want it to mention %q", c.name, err, c.want)
 		}
-		if err != nil && !strings.HasPrefix(err.Error(), "dit: ") {
-			t.Errorf("%s: error %q lacks the package prefix", c.name, err)
+		var ce *configfile.Error
+		if err != nil && (!errors.As(err, &ce) || ce.Path != "x/config.json") {
+			t.Errorf("%s: error %q is not a *configfile.Error naming the file", c.name, err)
 		}
 	}
 }
@@ -124,8 +128,8 @@ func TestInvFreqMatchesRelease(t *testing.T) {
 // configFileParsers read each of the package's config files from bytes; the
 // examples are the synthetic snapshot's (engine/snapshot/testdata).
 var configFileParsers = []configtest.Parser{
-	{Name: "transformer_original", File: "../snapshot/testdata/original/transformer/config.json", Parse: func(o *configfile.Object) (any, error) { return configFileFrom(o) }},
-	{Name: "transformer_diffusers", File: "../snapshot/testdata/diffusers/transformer/config.json", Parse: func(o *configfile.Object) (any, error) { return configFileFrom(o) }},
+	{Name: "transformer_original", File: "../snapshot/testdata/original/transformer/config.json", Parse: func(o *configfile.Object) (any, error) { return configFrom(o) }},
+	{Name: "transformer_diffusers", File: "../snapshot/testdata/diffusers/transformer/config.json", Parse: func(o *configfile.Object) (any, error) { return configFrom(o) }},
 }
 
 func TestConfigFilesValid(t *testing.T) { configtest.CheckValid(t, configFileParsers) }
@@ -159,16 +163,16 @@ func FuzzConfigFiles(f *testing.F) {
 
 // Both key sets describe the same model.
 func TestConfigFileKeySetsAgree(t *testing.T) {
-	read := func(name string) ConfigFile {
+	read := func(name string) Config {
 		p := configtest.Find(t, configFileParsers, name)
 		c, err := p.ParseBytes(configtest.MustJSON(p.Load(t)))
 		if err != nil {
 			t.Fatal(err)
 		}
-		return *c.(*ConfigFile)
+		return c.(Config)
 	}
 	a, b := read("transformer_diffusers"), read("transformer_original")
-	a.Path, b.Path, a.KeySet, b.KeySet = "", "", "", ""
+	a.Keys, b.Keys = 0, 0
 	if a != b {
 		t.Errorf("key sets disagree:\n%+v\n%+v", a, b)
 	}

@@ -47,7 +47,7 @@ type ComponentReport struct {
 	// "" when the component is sound.
 	Error    string   `json:"error,omitempty"`
 	Warnings []string `json:"warnings,omitempty"`
-	// Config is the typed configuration (*dit.ConfigFile, …) when it
+	// Config is the typed configuration (dit.Config, *qwen3vl.Config, …) when it
 	// parsed.
 	Config any `json:"-"`
 
@@ -341,7 +341,7 @@ func inspectComponent(root string, c *Component) *ComponentReport {
 	var readErr error
 	switch c.Kind {
 	case Transformer:
-		cr.Config, readErr = configOf(dit.ReadConfigFile(filepath.Join(c.ConfigDir, "config.json")))
+		cr.Config, readErr = configOf(dit.ReadConfig(c.ConfigDir))
 		weightsDir = c.Dir
 	case TextEncoder:
 		cr.Config, readErr = configOf(qwen3vl.ReadConfigFile(filepath.Join(c.ConfigDir, "config.json")))
@@ -389,8 +389,8 @@ func inspectComponent(root string, c *Component) *ComponentReport {
 		return fail(err)
 	}
 	cr.Shards = len(ck.Files)
-	if tc, ok := cr.Config.(*dit.ConfigFile); ok {
-		if err := tc.CheckWeights(ck); err != nil {
+	if tc, ok := cr.Config.(dit.Config); ok {
+		if err := tc.CheckWeights(filepath.Join(c.ConfigDir, "config.json"), ck); err != nil {
 			return fail(err)
 		}
 	}

@@ -142,8 +142,8 @@ func TestInspectComplete(t *testing.T) {
 			t.Errorf("transformer report %+v", c)
 		}
 	}
-	cfg := r.Components[3].Config.(*dit.ConfigFile) // pipeline order: tokenizer, processor, text encoder, transformer
-	if cfg.KeySet != "original" || cfg.HiddenSize != 64 || cfg.NumHeads*cfg.HeadDim != 96 || cfg.InChannels*cfg.PatchSize[0]*cfg.PatchSize[1]*cfg.PatchSize[2] != 96 {
+	cfg := r.Components[3].Config.(dit.Config) // pipeline order: tokenizer, processor, text encoder, transformer
+	if cfg.Keys != dit.OriginalKeys || cfg.HiddenSize != 64 || cfg.Inner() != 96 || cfg.PatchDim() != 96 {
 		t.Errorf("transformer config %+v", cfg)
 	}
 }
@@ -222,7 +222,7 @@ func TestInspectDiffusersOnly(t *testing.T) {
 				t.Errorf("audio config %+v", cfg)
 			}
 		}
-		if c.Kind == Transformer && c.Config.(*dit.ConfigFile).KeySet != "diffusers" {
+		if c.Kind == Transformer && c.Config.(dit.Config).Keys != dit.DiffusersKeys {
 			t.Errorf("key set %v", c.Config)
 		}
 	}

@@ -119,8 +119,8 @@ func TestReleasedSnapshot(t *testing.T) {
 	params, bytes := r.Totals()
 	t.Logf("released snapshot: %s parameters, %s of weights in two partitions, %d bytes on disk",
 		snapshot.HumanCount(params), snapshot.HumanBytes(bytes), DiskUsage(root))
-	cfg := r.Components[3].Config.(*dit.ConfigFile)
-	if cfg.HiddenSize != 5376 || cfg.NumHeads*cfg.HeadDim != 7168 || cfg.InChannels*cfg.PatchSize[0]*cfg.PatchSize[1]*cfg.PatchSize[2] != 96 {
+	cfg := r.Components[3].Config.(dit.Config)
+	if cfg.HiddenSize != 5376 || cfg.Inner() != 7168 || cfg.PatchDim() != 96 {
 		t.Errorf("transformer config %+v", cfg)
 	}
 	// The mapped checkpoint opens and serves a tensor (zeros) from a shard.
