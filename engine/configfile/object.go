@@ -407,6 +407,16 @@ func (o *Object) Class() (string, bool) {
 // Keys lists the object's keys in sorted order.
 func (o *Object) Keys() []string { return slices.Sorted(maps.Keys(o.m)) }
 
+// Into decodes the whole object into v (a struct with JSON tags): for a
+// reader that keeps a typed mirror of every key besides the fields it checks.
+func (o *Object) Into(v any) error {
+	b, err := json.Marshal(o.m)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, v)
+}
+
 // Value is field's raw JSON (nil when absent).
 func (o *Object) Value(field string) json.RawMessage { return o.m[field] }
 

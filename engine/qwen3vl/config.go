@@ -7,6 +7,8 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+
+	"h3studio/engine/configfile"
 )
 
 // Config is the text encoder's config.json (transformers'
@@ -133,30 +135,120 @@ func (e *ConfigError) Error() string {
 	return fmt.Sprintf("qwen3vl: %s: %s: %s", e.Path, e.Field, e.Rule)
 }
 
-// ReadConfig reads and validates dir/config.json.
+// ReadConfig reads and validates dir/config.json (see ParseConfig).
 func ReadConfig(dir string) (*Config, error) {
-	path := filepath.Join(dir, "config.json")
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("qwen3vl: %w", err)
-	}
-	return ParseConfig(path, b)
+	return configfile.ReadAs(filepath.Join(dir, "config.json"), configFrom)
 }
 
-// ParseConfig parses and validates config bytes (path is used in errors).
+// ParseConfig parses and validates config bytes; path names them in errors.
+// The file's fields are read and checked over configfile (a
+// *configfile.Error naming the field), then the whole object is decoded
+// into Config and validated (Validate's problem as a *configfile.Error).
 func ParseConfig(path string, b []byte) (*Config, error) {
+	o, err := configfile.Parse(path, b)
+	if err != nil {
+		return nil, err
+	}
+	return configFrom(o)
+}
+
+func configFrom(o *configfile.Object) (*Config, error) {
+	checkFields(o)
+	if err := o.Err(); err != nil {
+		return nil, err
+	}
 	var c Config
-	if err := json.Unmarshal(b, &c); err != nil {
-		return nil, &ConfigError{Path: path, Field: "(file)", Rule: "not valid JSON: " + err.Error()}
+	if err := o.Into(&c); err != nil {
+		return nil, &configfile.Error{Path: o.Path, Rule: "does not have the layout of a Qwen3-VL config", Err: err}
 	}
 	if err := c.Validate(); err != nil {
 		var ce *ConfigError
 		if errors.As(err, &ce) {
-			ce.Path = path
+			return nil, &configfile.Error{Path: o.Path, Field: ce.Field, Rule: ce.Rule}
 		}
 		return nil, err
 	}
 	return &c, nil
+}
+
+// checkFields reads the fields of config.json that the snapshot report
+// checks, recording the first problem in o.
+func checkFields(o *configfile.Object) {
+	if o.Has("model_type") {
+		if mt := o.Str("model_type"); o.Err() == nil && mt != "qwen3_vl" {
+			o.Fail("model_type", "is %q; the text encoder is a Qwen3-VL (\"qwen3_vl\")", mt)
+		}
+	}
+	t := o.Sub("text_config", false)
+	hidden := t.PosInt("hidden_size")
+	t.PosInt("num_hidden_layers")
+	heads := t.PosInt("num_attention_heads")
+	kv := t.PosInt("num_key_value_heads")
+	headDim := t.PosInt("head_dim")
+	t.PosInt("intermediate_size")
+	vocab := t.PosInt("vocab_size")
+	t.PosFloat("rms_norm_eps")
+	t.PosFloat("rope_theta")
+	if t.Err() == nil && heads%kv != 0 {
+		t.Fail("num_key_value_heads", "%d does not divide the %d attention heads", kv, heads)
+	}
+	if rs := t.Sub("rope_scaling", true); rs != nil && rs.Has("mrope_section") {
+		sec := rs.Ints("mrope_section", 3, 0)
+		if t.Err() == nil && sum(sec) != headDim/2 {
+			rs.Fail("mrope_section", "sums to %d; the three M-RoPE sections must cover head_dim/2 = %d", sum(sec), headDim/2)
+		}
+	}
+	v := o.Sub("vision_config", false)
+	depth := v.PosInt("depth")
+	vhidden := v.PosInt("hidden_size")
+	vheads := v.PosInt("num_heads")
+	v.PosInt("patch_size")
+	v.OptInt("temporal_patch_size", 1, 64, 2)
+	v.OptInt("spatial_merge_size", 1, 64, 2)
+	out := v.PosInt("out_hidden_size")
+	var deepstack []int
+	if v.Has("deepstack_visual_indexes") {
+		var idx []json.Number
+		if v.Decode("deepstack_visual_indexes", &idx, "a list of integers") {
+			deepstack = v.Ints("deepstack_visual_indexes", len(idx), 0)
+		}
+	}
+	if o.Err() == nil {
+		switch {
+		case vhidden%vheads != 0:
+			v.Fail("num_heads", "%d heads do not divide the vision width %d", vheads, vhidden)
+		case out != hidden:
+			v.Fail("out_hidden_size", "is %d but the language model's hidden_size is %d", out, hidden)
+		}
+		for _, i := range deepstack {
+			if o.Err() == nil && i >= depth {
+				v.Fail("deepstack_visual_indexes", "index %d is beyond the %d vision blocks", i, depth)
+			}
+		}
+	}
+	ids := []struct {
+		field string
+		def   int
+	}{{"image_token_id", 151655}, {"video_token_id", 151656}, {"vision_start_token_id", 151652}, {"vision_end_token_id", 151653}}
+	for _, id := range ids {
+		if v := o.OptInt(id.field, 0, 1<<31, id.def); o.Err() == nil && v >= vocab {
+			o.Fail(id.field, "token id %d is outside the %d-entry vocabulary", v, vocab)
+		}
+	}
+}
+
+func sum(v []int) int {
+	s := 0
+	for _, x := range v {
+		s += x
+	}
+	return s
+}
+
+// Summary is the one-line description the snapshot report prints.
+func (c *Config) Summary() string {
+	return fmt.Sprintf("Qwen3-VL: hidden %d, %d layers, %d/%d heads; vision %d blocks",
+		c.Text.HiddenSize, c.Text.NumLayers, c.Text.NumHeads, c.Text.NumKVHeads, c.Vision.Depth)
 }
 
 // Validate checks every value the implementation relies on.

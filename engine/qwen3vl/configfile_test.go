@@ -10,7 +10,7 @@ import (
 // configFileParsers read each of the package's config files from bytes; the
 // examples are the synthetic snapshot's (engine/snapshot/testdata).
 var configFileParsers = []configtest.Parser{
-	{Name: "text_encoder", File: "../snapshot/testdata/text_encoder/config.json", Parse: func(o *configfile.Object) (any, error) { return textEncoderFrom(o) }},
+	{Name: "text_encoder", File: "../snapshot/testdata/text_encoder/config.json", Parse: func(o *configfile.Object) (any, error) { return configFrom(o) }},
 }
 
 func TestConfigFilesValid(t *testing.T) { configtest.CheckValid(t, configFileParsers) }

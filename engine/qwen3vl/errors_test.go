@@ -147,7 +147,7 @@ func TestLoadErrors(t *testing.T) {
 		}, []string{"config.json", "num_key_value_heads"}},
 		{"config not json", func(t *testing.T, dir string) {
 			os.WriteFile(filepath.Join(dir, "config.json"), []byte("{"), 0o644)
-		}, []string{"config.json", "not valid JSON"}},
+		}, []string{"config.json", "not a valid JSON object"}},
 		{"no config", func(t *testing.T, dir string) {
 			os.Remove(filepath.Join(dir, "config.json"))
 		}, []string{"config.json"}},

@@ -344,22 +344,19 @@ func inspectComponent(root string, c *Component) *ComponentReport {
 		cr.Config, readErr = configOf(dit.ReadConfig(c.ConfigDir))
 		weightsDir = c.Dir
 	case TextEncoder:
-		cr.Config, readErr = configOf(qwen3vl.ReadConfigFile(filepath.Join(c.ConfigDir, "config.json")))
+		cr.Config, readErr = configOf(qwen3vl.ReadConfig(c.ConfigDir))
 		weightsDir = c.Dir
 	case Tokenizer:
 		cr.Config, readErr = configOf(ReadTokenizerFiles(c.Dir))
 	case Processor:
 		cr.Config, readErr = configOf(ReadProcessorConfig(c.Dir))
 	case VideoVAE:
-		cfg, err := videovae.ReadConfigFile(c.ConfigDir, c.Layout)
+		cfg, err := videovae.ReadConfig(c.ConfigDir, c.Dir)
 		if err != nil {
 			return fail(err)
 		}
 		cr.Config = cfg
-		weightsDir, weightsFile, namedBy = cfg.WeightsDir, cfg.WeightsFile, "source_path/source_safetensors_path"
-		if c.Layout == Original && !isDir(weightsDir) {
-			return fail(&ConfigError{Path: cfg.Path, Field: "source_path", Rule: fmt.Sprintf("names the folder %s, which is missing", rel(root, weightsDir))})
-		}
+		weightsDir, weightsFile, namedBy = c.Dir, cfg.WeightsFile, "source_path/source_safetensors_path"
 	case AudioVAE:
 		cfg, err := audiovae.ReadConfigFile(c.ConfigDir, c.Layout)
 		if err != nil {

@@ -1,9 +1,7 @@
 package videovae
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"h3studio/engine/configfile"
@@ -52,6 +50,10 @@ type Config struct {
 	TileSize, TileOverlap int
 	// Latent normalization: z_norm = (z − mean)/std per channel.
 	LatentsMean, LatentsStd []float32
+	// WeightsFile is the weights file the original wrapper names
+	// (source_safetensors_path, model.safetensors by default); "" for the
+	// diffusers layout, whose folder's shards are the weights.
+	WeightsFile string
 }
 
 // SpatialRatio is the pixels per latent along H and W (16 in the release).
@@ -94,24 +96,30 @@ func ReleasedConfig() *Config {
 	return c
 }
 
-// ReadConfig reads the config of a video VAE component. configDir holds
-// config.json (the wrapper for the original layout, the diffusers config
-// otherwise); weightsDir holds the weights and, for the original layout,
-// the AutoencoderKLLegacy source config.json.
+// ReadConfig reads and validates the config of a video VAE component.
+// configDir holds config.json (the wrapper for the original layout, the
+// diffusers config otherwise); weightsDir holds the weights and, for the
+// original layout, the AutoencoderKLLegacy source config.json. A problem
+// with a file's field is a *configfile.Error naming the file and field.
 func ReadConfig(configDir, weightsDir string) (*Config, error) {
-	path := filepath.Join(configDir, "config.json")
-	raw, err := os.ReadFile(path)
+	o, err := configfile.Read(filepath.Join(configDir, "config.json"))
 	if err != nil {
-		return nil, fmt.Errorf("videovae: %w", err)
+		return nil, err
 	}
-	spath := filepath.Join(weightsDir, "config.json")
-	var sraw []byte
-	if class(raw) == "MiniMaxH3VideoVAE" {
-		if sraw, err = os.ReadFile(spath); err != nil {
-			return nil, fmt.Errorf("videovae: original layout: source config: %w", err)
-		}
+	return fromObjects(o, func() (*configfile.Object, error) {
+		return configfile.Read(filepath.Join(weightsDir, "config.json"))
+	})
+}
+
+// ParseConfig is ReadConfig over bytes: config.json (path names it in
+// errors) and, for the original layout's wrapper, the AutoencoderKLLegacy
+// source config.
+func ParseConfig(path string, raw []byte, sourcePath string, source []byte) (*Config, error) {
+	o, err := configfile.Parse(path, raw)
+	if err != nil {
+		return nil, err
 	}
-	return ParseConfig(path, raw, spath, sraw)
+	return fromObjects(o, func() (*configfile.Object, error) { return configfile.Parse(sourcePath, source) })
 }
 
 // DecoderFFNHidden reads the decoder's MLP inner width from the first
@@ -131,283 +139,253 @@ func DecoderFFNHidden(weightsDir string) int {
 	return 0
 }
 
-func class(raw []byte) string {
-	var head struct {
-		Class string `json:"_class_name"`
+// isOriginal reports whether config.json is the original wrapper: its
+// class says so, or, without a known class, it has the wrapper's keys.
+func isOriginal(o *configfile.Object) bool {
+	switch c, _ := o.Class(); c {
+	case "MiniMaxH3VideoVAE":
+		return true
+	case "AutoencoderKLMiniMaxH3":
+		return false
 	}
-	json.Unmarshal(raw, &head)
-	return head.Class
+	return o.Has("source_path") || o.Has("vae_clip_length") || o.Has("vae_token_drop")
 }
 
-// ParseConfig parses a config.json (path names it in errors) and, for the
-// original layout's wrapper, the AutoencoderKLLegacy source config, then
-// validates the result.
-func ParseConfig(path string, raw []byte, sourcePath string, source []byte) (*Config, error) {
-	var head struct {
-		Class string `json:"_class_name"`
-	}
-	if err := json.Unmarshal(raw, &head); err != nil {
-		return nil, fmt.Errorf("videovae: %s: not valid JSON: %w", path, err)
-	}
+// fromObjects reads config.json, and for the original layout the source
+// config that source() reads, into a validated Config.
+func fromObjects(o *configfile.Object, source func() (*configfile.Object, error)) (*Config, error) {
 	var c *Config
-	var err error
-	switch head.Class {
-	case "MiniMaxH3VideoVAE":
-		c, err = readOriginal(path, raw, sourcePath, source)
-	case "AutoencoderKLMiniMaxH3":
-		c, err = readDiffusers(path, raw)
-	default:
-		return nil, fmt.Errorf("videovae: %s: _class_name %q is neither MiniMaxH3VideoVAE (original layout) nor AutoencoderKLMiniMaxH3 (diffusers)", path, head.Class)
+	if isOriginal(o) {
+		c = wrapperFrom(o)
+		if err := o.Err(); err != nil {
+			return nil, err
+		}
+		s, err := source()
+		if err != nil {
+			return nil, err
+		}
+		if sourceFrom(s, c); s.Err() != nil {
+			return nil, s.Err()
+		}
+	} else if c = diffusersFrom(o); o.Err() != nil {
+		return nil, o.Err()
 	}
-	if err != nil {
+	if err := c.checkChunking(o); err != nil {
 		return nil, err
 	}
-	if err := c.Validate(); err != nil {
-		return nil, fmt.Errorf("%w (%s)", err, path)
+	if err := c.check(); err != nil {
+		return nil, &configfile.Error{Path: o.Path, Rule: err.Error()}
 	}
 	return c, nil
 }
 
-// req reports a missing required key.
-func req(path, key string) error {
-	return fmt.Errorf("videovae: %s: missing required key %q", path, key)
+// requireClass records a missing _class_name (ClassName checks a present one).
+func requireClass(o *configfile.Object, class string) {
+	if o.ClassName(class); o.Err() == nil && !o.Has("_class_name") {
+		o.Fail("_class_name", "is missing; this file must describe %s", class)
+	}
 }
 
-func readOriginal(path string, raw []byte, spath string, sraw []byte) (*Config, error) {
-	var w struct {
-		SourcePath *string   `json:"source_path"`
-		Clip       *int      `json:"vae_clip_length"`
-		Drop       *int      `json:"vae_token_drop"`
-		Tile       *int      `json:"vae_tile_size"`
-		Overlap    *int      `json:"vae_tile_overlap_min"`
-		LatentCh   *int      `json:"latent_channels"`
-		Mean       []float64 `json:"latents_mean"`
-		Std        []float64 `json:"latents_std"`
-	}
-	if err := json.Unmarshal(raw, &w); err != nil {
-		return nil, fmt.Errorf("videovae: %s: %w", path, err)
-	}
-	for k, p := range map[string]*int{"vae_clip_length": w.Clip, "vae_token_drop": w.Drop, "latent_channels": w.LatentCh} {
-		if p == nil {
-			return nil, req(path, k)
-		}
-	}
-	var s struct {
-		Class     string `json:"_class_name"`
-		Ch        *int   `json:"ch"`
-		ChMult    []int  `json:"ch_mult"`
-		ResBlocks *int   `json:"num_res_blocks"`
-		SpaceDown []int  `json:"space_down"`
-		TimeDown  []int  `json:"time_down"`
-		ZCh       *int   `json:"z_channels"`
-		EmbedDim  *int   `json:"embed_dim"`
-		InCh      *int   `json:"in_channels"`
-		OutCh     *int   `json:"out_ch"`
-		Padding   string `json:"padding_mode"`
-		Ratio     *int   `json:"vae_ratio"`
-		RatioT    *int   `json:"vae_ratio_t"`
-		ViT       *struct {
-			DimHead   *int     `json:"dim_head"`
-			Heads     *int     `json:"heads"`
-			Layers    *int     `json:"num_layers"`
-			RopeRatio *float64 `json:"rope_dim_ratio"`
-			RopeTheta *float64 `json:"rope_theta"`
-			Norm      string   `json:"norm_type"`
-			QKNorm    string   `json:"qk_norm_type"`
-			Act       string   `json:"ffn_activation_fn"`
-			Gated     *bool    `json:"ffn_use_gated"`
-		} `json:"vit_decoder_kwargs"`
-		UseViT   *bool `json:"use_vit_decoder"`
-		TIsoGN   *bool `json:"use_t_isolated_gn"`
-		CausalEn *bool `json:"causal_encoder"`
-	}
-	if err := json.Unmarshal(sraw, &s); err != nil {
-		return nil, fmt.Errorf("videovae: %s: not valid JSON: %w", spath, err)
-	}
-	for k, p := range map[string]*int{"ch": s.Ch, "num_res_blocks": s.ResBlocks, "z_channels": s.ZCh, "in_channels": s.InCh, "out_ch": s.OutCh} {
-		if p == nil {
-			return nil, req(spath, k)
-		}
-	}
-	if s.ViT == nil {
-		return nil, req(spath, "vit_decoder_kwargs")
-	}
-	for k, p := range map[string]*int{"dim_head": s.ViT.DimHead, "heads": s.ViT.Heads, "num_layers": s.ViT.Layers} {
-		if p == nil {
-			return nil, req(spath, "vit_decoder_kwargs."+k)
-		}
-	}
-	if s.UseViT != nil && !*s.UseViT {
-		return nil, fmt.Errorf("videovae: %s: use_vit_decoder is false; only the ViT decoder of MiniMax-H3 is implemented", spath)
-	}
-	if s.TIsoGN != nil && !*s.TIsoGN {
-		return nil, fmt.Errorf("videovae: %s: use_t_isolated_gn is false; MiniMax-H3's encoder normalizes each latent frame on its own", spath)
-	}
-	if s.CausalEn != nil && !*s.CausalEn {
-		return nil, fmt.Errorf("videovae: %s: causal_encoder is false; MiniMax-H3's encoder is causal", spath)
-	}
-	if s.ViT.Norm != "" && s.ViT.Norm != "rms_norm" || s.ViT.QKNorm != "" && s.ViT.QKNorm != "rms_norm" {
-		return nil, fmt.Errorf("videovae: %s: vit_decoder_kwargs norm_type %q / qk_norm_type %q: want rms_norm", spath, s.ViT.Norm, s.ViT.QKNorm)
-	}
-	if s.ViT.Act != "" && s.ViT.Act != "silu" || s.ViT.Gated != nil && !*s.ViT.Gated {
-		return nil, fmt.Errorf("videovae: %s: vit_decoder_kwargs: want a gated SiLU MLP (ffn_activation_fn silu, ffn_use_gated true)", spath)
-	}
-	if s.EmbedDim != nil && *s.EmbedDim != *s.ZCh {
-		return nil, fmt.Errorf("videovae: %s: embed_dim %d differs from z_channels %d", spath, *s.EmbedDim, *s.ZCh)
-	}
-	if *w.LatentCh != *s.ZCh {
-		return nil, fmt.Errorf("videovae: %s latent_channels %d differs from %s z_channels %d", path, *w.LatentCh, spath, *s.ZCh)
-	}
-	c := &Config{
-		Layout:                Original,
-		InChannels:            *s.InCh,
-		OutChannels:           *s.OutCh,
-		LatentChannels:        *s.ZCh,
-		LayersPerBlock:        *s.ResBlocks,
-		SpatialDownsample:     s.SpaceDown,
-		TemporalDownsample:    s.TimeDown,
-		NormGroups:            32, // fixed in the bundled norm.py
-		NormEps:               1e-6,
-		SpatialPaddingReflect: s.Padding == "" || s.Padding == "reflect",
-		DecoderLayers:         *s.ViT.Layers,
-		DecoderHeads:          *s.ViT.Heads,
-		DecoderHeadDim:        *s.ViT.DimHead,
-		DecoderRegisters:      4, // the release; the register_tokens tensor decides at load
-		RopeTheta:             100,
-		RopeDimRatio:          0.75,
-		DecoderNormEps:        1e-5,
-		ClipLength:            *w.Clip,
-		TokenDrop:             *w.Drop,
-		TileSize:              256,
-		TileOverlap:           64,
-	}
-	if s.Padding != "" && s.Padding != "reflect" && s.Padding != "zeros" {
-		return nil, fmt.Errorf("videovae: %s: padding_mode %q: want reflect or zeros", spath, s.Padding)
-	}
-	if s.ViT.RopeTheta != nil {
-		c.RopeTheta = *s.ViT.RopeTheta
-	}
-	if s.ViT.RopeRatio != nil {
-		c.RopeDimRatio = *s.ViT.RopeRatio
-	}
-	if w.Tile != nil {
-		c.TileSize = *w.Tile
-	}
-	if w.Overlap != nil {
-		c.TileOverlap = *w.Overlap
-	}
-	for _, m := range s.ChMult {
-		c.BlockOutChannels = append(c.BlockOutChannels, *s.Ch*m)
-	}
-	if len(s.ChMult) == 0 {
-		return nil, req(spath, "ch_mult")
-	}
-	if s.Ratio != nil && *s.Ratio != prod(s.SpaceDown) {
-		return nil, fmt.Errorf("videovae: %s: vae_ratio %d differs from the product of space_down %v", spath, *s.Ratio, s.SpaceDown)
-	}
-	if s.RatioT != nil && *s.RatioT != prod(s.TimeDown) {
-		return nil, fmt.Errorf("videovae: %s: vae_ratio_t %d differs from the product of time_down %v", spath, *s.RatioT, s.TimeDown)
-	}
-	var err error
-	if c.LatentsMean, c.LatentsStd, err = configfile.LatentStats(path, w.Mean, w.Std); err != nil {
-		return nil, fmt.Errorf("videovae: %w", err)
-	}
-	return c, nil
-}
-
-func readDiffusers(path string, raw []byte) (*Config, error) {
-	var d struct {
-		InCh     *int      `json:"in_channels"`
-		OutCh    *int      `json:"out_channels"`
-		LatentCh *int      `json:"latent_channels"`
-		Blocks   []int     `json:"block_out_channels"`
-		Layers   *int      `json:"layers_per_block"`
-		SDown    []int     `json:"spatial_downsample_factors"`
-		TDown    []int     `json:"temporal_downsample_factors"`
-		Groups   *int      `json:"norm_num_groups"`
-		Eps      *float64  `json:"norm_eps"`
-		Padding  *string   `json:"spatial_padding_mode"`
-		DLayers  *int      `json:"decoder_num_layers"`
-		DHeads   *int      `json:"decoder_num_attention_heads"`
-		DHeadDim *int      `json:"decoder_attention_head_dim"`
-		DRegs    *int      `json:"decoder_num_register_tokens"`
-		DFFNMult *int      `json:"decoder_ffn_mult"`
-		DTheta   *float64  `json:"decoder_rope_theta"`
-		DRatio   *float64  `json:"decoder_rope_dim_ratio"`
-		DEps     *float64  `json:"decoder_norm_eps"`
-		Clip     *int      `json:"clip_length"`
-		Drop     *int      `json:"token_drop"`
-		Mean     []float64 `json:"latents_mean"`
-		Std      []float64 `json:"latents_std"`
-	}
-	if err := json.Unmarshal(raw, &d); err != nil {
-		return nil, fmt.Errorf("videovae: %s: %w", path, err)
-	}
-	// Defaults are AutoencoderKLMiniMaxH3.__init__'s (the released values);
-	// the MLP width and the statistics come from the file or the weights.
+// wrapperFrom reads the original wrapper config (MiniMaxH3VideoVAE).
+func wrapperFrom(o *configfile.Object) *Config {
 	c := ReleasedConfig()
-	c.Layout, c.DecoderFFNHidden, c.LatentsMean, c.LatentsStd = Diffusers, 0, nil, nil
-	setI := func(dst *int, p *int) {
-		if p != nil {
-			*dst = *p
+	c.Layout = Original
+	requireClass(o, "MiniMaxH3VideoVAE")
+	src := o.OptStr("source_path", "source")
+	c.WeightsFile = o.OptStr("source_safetensors_path", "model.safetensors")
+	if o.Err() == nil && !configfile.PlainName(src) {
+		o.Fail("source_path", "must name a folder inside video_vae/, got %q", src)
+	}
+	if o.Err() == nil && !configfile.PlainName(c.WeightsFile) {
+		o.Fail("source_safetensors_path", "must name a file inside the source folder, got %q", c.WeightsFile)
+	}
+	c.LatentChannels = o.PosInt("latent_channels")
+	c.LatentsMean, c.LatentsStd = latentStats(o, c.LatentChannels)
+	c.ClipLength = o.IntIn("vae_clip_length", 1, 1<<16)
+	c.TokenDrop = o.IntIn("vae_token_drop", 0, 1<<16)
+	c.TileSize = o.OptInt("vae_tile_size", 16, 1<<16, 256)
+	c.TileOverlap = o.OptInt("vae_tile_overlap_min", 0, 1<<16, 64)
+	return c
+}
+
+// latentStats reads latents_mean and latents_std, one per latent channel.
+func latentStats(o *configfile.Object, channels int) (mean, std []float32) {
+	m := o.Floats("latents_mean", channels)
+	s := o.Floats("latents_std", channels)
+	o.CheckStd(s)
+	return f32s(m), f32s(s)
+}
+
+// f32s converts as torch.tensor(list) does: the nearest float32 of each.
+func f32s(v []float64) []float32 {
+	out := make([]float32, len(v))
+	for i, x := range v {
+		out[i] = float32(x)
+	}
+	return out
+}
+
+// sourceFrom reads the original source config (AutoencoderKLLegacy) into c,
+// which holds the wrapper's values.
+func sourceFrom(s *configfile.Object, c *Config) {
+	s.ClassName("AutoencoderKLLegacy")
+	if e := s.PosInt("embed_dim"); s.Err() == nil && e != c.LatentChannels {
+		s.Fail("embed_dim", "is %d but the wrapper's latent_channels is %d", e, c.LatentChannels)
+	}
+	ch := s.PosInt("ch")
+	mult := s.Ints("ch_mult", -1, 1)
+	c.SpatialDownsample = s.Ints("space_down", -1, 1)
+	c.TemporalDownsample = s.Ints("time_down", -1, 1)
+	spatial, temporal := configfile.Product(c.SpatialDownsample), configfile.Product(c.TemporalDownsample)
+	if s.Has("vae_ratio") {
+		if r := s.PosInt("vae_ratio"); s.Err() == nil && r != spatial {
+			s.Fail("vae_ratio", "is %d but space_down multiplies to %d", r, spatial)
 		}
 	}
-	setI(&c.InChannels, d.InCh)
-	setI(&c.OutChannels, d.OutCh)
-	setI(&c.LatentChannels, d.LatentCh)
-	setI(&c.LayersPerBlock, d.Layers)
-	setI(&c.NormGroups, d.Groups)
-	setI(&c.DecoderLayers, d.DLayers)
-	setI(&c.DecoderHeads, d.DHeads)
-	setI(&c.DecoderHeadDim, d.DHeadDim)
-	setI(&c.DecoderRegisters, d.DRegs)
-	setI(&c.ClipLength, d.Clip)
-	setI(&c.TokenDrop, d.Drop)
-	if d.Blocks != nil {
-		c.BlockOutChannels = d.Blocks
-	}
-	if d.SDown != nil {
-		c.SpatialDownsample = d.SDown
-	}
-	if d.TDown != nil {
-		c.TemporalDownsample = d.TDown
-	}
-	if d.Eps != nil {
-		c.NormEps = float32(*d.Eps)
-	}
-	if d.DEps != nil {
-		c.DecoderNormEps = float32(*d.DEps)
-	}
-	if d.DTheta != nil {
-		c.RopeTheta = *d.DTheta
-	}
-	if d.DRatio != nil {
-		c.RopeDimRatio = *d.DRatio
-	}
-	if d.Padding != nil {
-		switch *d.Padding {
-		case "reflect":
-		case "zeros", "constant":
-			c.SpatialPaddingReflect = false
-		default:
-			return nil, fmt.Errorf("videovae: %s: spatial_padding_mode %q: want reflect or zeros", path, *d.Padding)
+	if s.Has("vae_ratio_t") {
+		if r := s.PosInt("vae_ratio_t"); s.Err() == nil && r != temporal {
+			s.Fail("vae_ratio_t", "is %d but time_down multiplies to %d", r, temporal)
 		}
 	}
-	if d.DFFNMult != nil {
-		c.DecoderFFNHidden = *d.DFFNMult * c.Dim()
+	if !s.OptBool("use_vit_decoder", true) && s.Err() == nil {
+		s.Fail("use_vit_decoder", "is false; only the ViT decoder of MiniMax-H3 is implemented")
 	}
-	var err error
-	if c.LatentsMean, c.LatentsStd, err = configfile.LatentStats(path, d.Mean, d.Std); err != nil {
-		return nil, fmt.Errorf("videovae: %w", err)
+	k := s.Sub("vit_decoder_kwargs", false)
+	c.DecoderLayers = k.PosInt("num_layers")
+	c.DecoderHeads = k.PosInt("heads")
+	c.DecoderHeadDim = k.PosInt("dim_head")
+	c.RopeTheta = k.PosFloat("rope_theta")
+	c.RopeDimRatio = k.PosFloat("rope_dim_ratio")
+	for _, f := range []string{"norm_type", "qk_norm_type"} {
+		if v := k.OptStr(f, "rms_norm"); k.Err() == nil && v != "rms_norm" {
+			k.Fail(f, "is %q; want rms_norm", v)
+		}
 	}
-	return c, nil
+	if v := k.OptStr("ffn_activation_fn", "silu"); k.Err() == nil && v != "silu" {
+		k.Fail("ffn_activation_fn", "is %q; want silu (a gated SiLU MLP)", v)
+	}
+	if !k.OptBool("ffn_use_gated", true) && k.Err() == nil {
+		k.Fail("ffn_use_gated", "is false; want a gated SiLU MLP")
+	}
+	c.LayersPerBlock = s.PosInt("num_res_blocks")
+	if z := s.PosInt("z_channels"); s.Err() == nil && z != c.LatentChannels {
+		s.Fail("z_channels", "is %d but the wrapper's latent_channels is %d", z, c.LatentChannels)
+	}
+	c.InChannels = s.PosInt("in_channels")
+	c.OutChannels = s.PosInt("out_ch")
+	switch p := s.OptStr("padding_mode", "reflect"); {
+	case s.Err() != nil:
+	case p == "reflect" || p == "zeros":
+		c.SpatialPaddingReflect = p == "reflect"
+	default:
+		s.Fail("padding_mode", "is %q; want reflect or zeros", p)
+	}
+	if !s.OptBool("use_t_isolated_gn", true) && s.Err() == nil {
+		s.Fail("use_t_isolated_gn", "is false; MiniMax-H3's encoder normalizes each latent frame on its own")
+	}
+	if !s.OptBool("causal_encoder", true) && s.Err() == nil {
+		s.Fail("causal_encoder", "is false; MiniMax-H3's encoder is causal")
+	}
+	c.BlockOutChannels = nil
+	for _, m := range mult {
+		c.BlockOutChannels = append(c.BlockOutChannels, ch*m)
+	}
+	// The release's register count; the register_tokens tensor decides at
+	// load, as the decoder MLP width does (ff.w1's shape).
+	c.DecoderRegisters, c.DecoderFFNHidden = 4, 0
+}
+
+// diffusersFrom reads vae/config.json (AutoencoderKLMiniMaxH3). Absent
+// optional keys take AutoencoderKLMiniMaxH3.__init__'s defaults, the
+// released values; the MLP width comes from the file or the weights.
+func diffusersFrom(o *configfile.Object) *Config {
+	c := ReleasedConfig()
+	c.Layout, c.DecoderFFNHidden = Diffusers, 0
+	requireClass(o, "AutoencoderKLMiniMaxH3")
+	c.LatentChannels = o.PosInt("latent_channels")
+	c.LatentsMean, c.LatentsStd = latentStats(o, c.LatentChannels)
+	c.BlockOutChannels = o.Ints("block_out_channels", -1, 1)
+	c.LayersPerBlock = o.PosInt("layers_per_block")
+	c.SpatialDownsample = o.Ints("spatial_downsample_factors", -1, 1)
+	c.TemporalDownsample = o.Ints("temporal_downsample_factors", -1, 1)
+	c.DecoderLayers = o.PosInt("decoder_num_layers")
+	c.DecoderHeads = o.PosInt("decoder_num_attention_heads")
+	c.DecoderHeadDim = o.PosInt("decoder_attention_head_dim")
+	c.ClipLength = o.OptInt("clip_length", 1, 1<<16, c.ClipLength)
+	c.TokenDrop = o.OptInt("token_drop", 0, 1<<16, c.TokenDrop)
+	const most = 1 << 40
+	c.InChannels = o.OptInt("in_channels", 1, most, c.InChannels)
+	c.OutChannels = o.OptInt("out_channels", 1, most, c.OutChannels)
+	c.NormGroups = o.OptInt("norm_num_groups", 1, most, c.NormGroups)
+	c.NormEps = float32(o.OptFloat("norm_eps", float64(c.NormEps)))
+	c.DecoderRegisters = o.OptInt("decoder_num_register_tokens", 0, most, c.DecoderRegisters)
+	c.DecoderNormEps = float32(o.OptFloat("decoder_norm_eps", float64(c.DecoderNormEps)))
+	c.RopeTheta = o.OptFloat("decoder_rope_theta", c.RopeTheta)
+	c.RopeDimRatio = o.OptFloat("decoder_rope_dim_ratio", c.RopeDimRatio)
+	switch p := o.OptStr("spatial_padding_mode", "reflect"); {
+	case o.Err() != nil:
+	case p == "reflect" || p == "zeros" || p == "constant":
+		c.SpatialPaddingReflect = p == "reflect"
+	default:
+		o.Fail("spatial_padding_mode", "is %q; want reflect or zeros", p)
+	}
+	if o.Has("decoder_ffn_mult") {
+		c.DecoderFFNHidden = o.IntIn("decoder_ffn_mult", 1, 64) * c.Dim()
+	}
+	return c
+}
+
+// checkChunking checks the chunking and tiling values of config.json (o)
+// against the compression factors, naming the file's field: token_drop at
+// most one clip's latents (its decode windows would read past the
+// latents); the original wrapper's tile size a multiple of the spatial
+// ratio and its minimum overlap a smaller one. Validate holds the same
+// rules for a Config built in code.
+func (c *Config) checkChunking(o *configfile.Object) error {
+	drop, tile, overlap := "vae_token_drop", "vae_tile_size", "vae_tile_overlap_min"
+	if c.Layout != Original {
+		drop = "token_drop"
+	}
+	fail := func(field, format string, args ...any) error {
+		return &configfile.Error{Path: o.Path, Field: field, Rule: fmt.Sprintf(format, args...)}
+	}
+	if len(c.TemporalDownsample) > 0 && c.TokenDrop > c.clipLatents() {
+		return fail(drop, "%d exceeds the %d latents of one %d-frame clip (temporal compression %d)", c.TokenDrop, c.clipLatents(), c.ClipLength, c.TemporalRatio())
+	}
+	if r := c.SpatialRatio(); c.Layout == Original && r > 0 {
+		if c.TileSize%r != 0 {
+			return fail(tile, "%d is not a multiple of the spatial compression %d", c.TileSize, r)
+		}
+		if c.TileOverlap%r != 0 || c.TileOverlap >= c.TileSize {
+			return fail(overlap, "%d must be a multiple of the spatial compression %d smaller than the tile size %d", c.TileOverlap, r, c.TileSize)
+		}
+	}
+	return nil
+}
+
+// clipLatents is the latents of one clip, ⌈clip/temporal ratio⌉.
+func (c *Config) clipLatents() int {
+	return (c.ClipLength + c.TemporalRatio() - 1) / c.TemporalRatio()
+}
+
+// Summary is the one-line description the snapshot report prints.
+func (c *Config) Summary() string {
+	return fmt.Sprintf("%d latent channels, %d× spatial, %d× temporal, %d-layer ViT decoder",
+		c.LatentChannels, c.SpatialRatio(), c.TemporalRatio(), c.DecoderLayers)
 }
 
 // Validate checks the geometry rules the implementation relies on.
 func (c *Config) Validate() error {
-	bad := func(format string, args ...any) error {
-		return fmt.Errorf("videovae: config: "+format, args...)
+	if err := c.check(); err != nil {
+		return fmt.Errorf("videovae: config: %w", err)
 	}
+	return nil
+}
+
+// check is Validate's rules, the error unprefixed: ReadConfig reports it
+// as a problem of the config file.
+func (c *Config) check() error {
+	bad := fmt.Errorf
 	switch {
 	case c.InChannels < 1 || c.OutChannels < 1 || c.LatentChannels < 1:
 		return bad("channel counts in %d, out %d, latent %d must be positive", c.InChannels, c.OutChannels, c.LatentChannels)
@@ -448,7 +426,7 @@ func (c *Config) Validate() error {
 	// _decode reads windows of ⌈clip/ratio⌉ + ((−drop) mod ⌈clip/ratio⌉)
 	// latents every ⌈clip/ratio⌉; they stay inside the (padded) latents only
 	// when token_drop is at most one clip's latents.
-	if chunk := (c.ClipLength + c.TemporalRatio() - 1) / c.TemporalRatio(); c.TokenDrop > chunk {
+	if chunk := c.clipLatents(); c.TokenDrop > chunk {
 		return bad("token_drop %d exceeds the %d latents of one %d-frame clip (temporal ratio %d)", c.TokenDrop, chunk, c.ClipLength, c.TemporalRatio())
 	}
 	rot := c.RotaryDim()

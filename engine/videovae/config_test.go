@@ -41,6 +41,7 @@ func TestReadConfigBothLayouts(t *testing.T) {
 	}
 	d.Layout, o.Layout = 0, 0
 	d.DecoderFFNHidden = 0 // the original layout learns it from ff.w1 at load
+	o.WeightsFile = ""     // only the original wrapper names its weights file
 	oj, _ := json.Marshal(o)
 	dj, _ := json.Marshal(d)
 	if string(oj) != string(dj) {
@@ -65,21 +66,24 @@ func TestReadConfigRejects(t *testing.T) {
 		edit func(w, s map[string]any)
 		rule string
 	}{
-		{"no clip length", func(w, s map[string]any) { delete(w, "vae_clip_length") }, `missing required key "vae_clip_length"`},
-		{"token drop beyond a clip", func(w, s map[string]any) { w["vae_token_drop"] = 99 }, "token_drop 99 exceeds the 5 latents of one 17-frame clip"},
-		{"token drop beyond a short clip", func(w, s map[string]any) { w["vae_clip_length"] = 4; w["vae_token_drop"] = 2 }, "token_drop 2 exceeds the 1 latents of one 4-frame clip"},
-		{"short mean", func(w, s map[string]any) { w["latents_mean"] = []float64{1, 2} }, "latents_mean has 2 and latents_std 24 values for 24 latent channels"},
-		{"zero std", func(w, s map[string]any) { w["latents_std"].([]any)[3] = 0.0 }, "latents_std[3] = 0 must be positive"},
-		{"ratio", func(w, s map[string]any) { s["vae_ratio"] = 16 }, "vae_ratio 16 differs from the product of space_down"},
-		{"latent channels", func(w, s map[string]any) { w["latent_channels"] = 16 }, "latent_channels 16 differs"},
+		{"no clip length", func(w, s map[string]any) { delete(w, "vae_clip_length") }, `field "vae_clip_length": is missing`},
+		{"token drop beyond a clip", func(w, s map[string]any) { w["vae_token_drop"] = 99 }, `field "vae_token_drop": 99 exceeds the 5 latents of one 17-frame clip`},
+		{"token drop beyond a short clip", func(w, s map[string]any) { w["vae_clip_length"] = 4; w["vae_token_drop"] = 2 }, `field "vae_token_drop": 2 exceeds the 1 latents of one 4-frame clip`},
+		{"short mean", func(w, s map[string]any) { w["latents_mean"] = []float64{1, 2} }, `field "latents_mean": must list 24 numbers, got 2`},
+		{"zero std", func(w, s map[string]any) { w["latents_std"].([]any)[3] = 0.0 }, `field "latents_std": entry 3 is 0; a standard deviation must be positive`},
+		{"ratio", func(w, s map[string]any) { s["vae_ratio"] = 16 }, `field "vae_ratio": is 16 but space_down multiplies to 4`},
+		{"latent channels", func(w, s map[string]any) {
+			w["latent_channels"] = 16
+			w["latents_mean"], w["latents_std"] = w["latents_mean"].([]any)[:16], w["latents_std"].([]any)[:16]
+		}, `field "embed_dim": is 24 but the wrapper's latent_channels is 16`},
 		{"rope", func(w, s map[string]any) { s["vit_decoder_kwargs"].(map[string]any)["rope_dim_ratio"] = 0.5 }, "rotary width 16"},
-		{"cnn decoder", func(w, s map[string]any) { s["use_vit_decoder"] = false }, "use_vit_decoder is false"},
-		{"tile", func(w, s map[string]any) { w["vae_tile_size"] = 250 }, "tile size 250"},
-		{"class", func(w, s map[string]any) { w["_class_name"] = "AutoencoderKL" }, `_class_name "AutoencoderKL" is neither`},
+		{"cnn decoder", func(w, s map[string]any) { s["use_vit_decoder"] = false }, `field "use_vit_decoder": is false`},
+		{"tile", func(w, s map[string]any) { w["vae_tile_size"] = 250 }, `field "vae_tile_size": 250 is not a multiple of the spatial compression 4`},
+		{"class", func(w, s map[string]any) { w["_class_name"] = "AutoencoderKL" }, `field "_class_name": is "AutoencoderKL"; this file must describe MiniMaxH3VideoVAE`},
 		{"groups", func(w, s map[string]any) { s["ch"] = 16 }, "is not a positive multiple of norm_num_groups 32"},
 		{"resnet depth", func(w, s map[string]any) { s["num_res_blocks"] = 100_000_000 }, "implausibly large: layers_per_block 100000000"},
 		{"decoder depth", func(w, s map[string]any) { s["vit_decoder_kwargs"].(map[string]any)["num_layers"] = 100_000_000 }, "decoder layers 100000000"},
-		{"clip length", func(w, s map[string]any) { w["vae_clip_length"] = 100_000_000 }, "clip_length 100000000"},
+		{"clip length", func(w, s map[string]any) { w["vae_clip_length"] = 100_000_000 }, `field "vae_clip_length": must be in 1 … 65536, got 100000000`},
 	} {
 		w, s := clone(wrapper), clone(source)
 		c.edit(w, s)
@@ -90,7 +94,7 @@ func TestReadConfigRejects(t *testing.T) {
 		}
 	}
 	cd, wd := writeConfigs(t, wrapper, nil)
-	if _, err := ReadConfig(cd, wd); err == nil || !strings.Contains(err.Error(), "source config") {
+	if _, err := ReadConfig(cd, wd); err == nil || !strings.Contains(err.Error(), "source/config.json: file is missing") {
 		t.Errorf("missing source config: %v", err)
 	}
 }

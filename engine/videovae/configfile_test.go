@@ -14,12 +14,18 @@ import (
 // configFileParsers read each of the package's config files from bytes; the
 // examples are the synthetic snapshot's (engine/snapshot/testdata).
 var configFileParsers = []configtest.Parser{
-	{Name: "video_wrapper", File: "../snapshot/testdata/original/video_vae/config.json", Parse: func(o *configfile.Object) (any, error) { return videoWrapperFrom(o, "video_vae") }},
-	{Name: "video_source", File: "../snapshot/testdata/original/video_vae/source/config.json", Parse: func(o *configfile.Object) (any, error) {
-		c := &ConfigFile{LatentChannels: 24}
-		return c, videoSourceFrom(o, c)
+	{Name: "video_wrapper", File: "../snapshot/testdata/original/video_vae/config.json", Parse: func(o *configfile.Object) (any, error) {
+		c := wrapperFrom(o)
+		return c, o.Err()
 	}},
-	{Name: "vae_diffusers", File: "../snapshot/testdata/diffusers/vae/config.json", Parse: func(o *configfile.Object) (any, error) { return videoVAEDiffusersFrom(o, "vae") }},
+	{Name: "video_source", File: "../snapshot/testdata/original/video_vae/source/config.json", Parse: func(o *configfile.Object) (any, error) {
+		c := &Config{LatentChannels: 24}
+		sourceFrom(o, c)
+		return c, o.Err()
+	}},
+	{Name: "vae_diffusers", File: "../snapshot/testdata/diffusers/vae/config.json", Parse: func(o *configfile.Object) (any, error) {
+		return fromObjects(o, nil)
+	}},
 }
 
 func TestConfigFilesValid(t *testing.T) { configtest.CheckValid(t, configFileParsers) }
@@ -49,8 +55,8 @@ func TestConfigFileRules(t *testing.T) {
 func FuzzConfigFiles(f *testing.F) { configtest.Fuzz(f, configFileParsers) }
 
 // TestVideoGeometryRules: the original layout's chunking and tiling values
-// are checked against the source config's compression factors (Config.Validate
-// refuses them; info must report them as corrupt, not pass).
+// are checked against the source config's compression factors, naming the
+// wrapper's field.
 func TestVideoGeometryRules(t *testing.T) {
 	src := testkit.ReadFile(t, "../snapshot/testdata/original/video_vae/source/config.json")
 	for _, c := range []struct {
@@ -71,7 +77,7 @@ func TestVideoGeometryRules(t *testing.T) {
 		}
 		os.WriteFile(dir+"/config.json", configtest.MustJSON(m), 0o644)
 		os.WriteFile(dir+"/source/config.json", src, 0o644)
-		_, err := ReadConfigFile(dir, Original)
+		_, err := ReadConfig(dir, dir+"/source")
 		var ce *configfile.Error
 		if !errors.As(err, &ce) || ce.Field != c.field || !strings.Contains(ce.Rule, c.rule) {
 			t.Errorf("%s = %v: got %v, want field %q and rule %q", c.key, c.value, err, c.field, c.rule)
