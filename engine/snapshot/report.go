@@ -358,7 +358,7 @@ func inspectComponent(root string, c *Component) *ComponentReport {
 		cr.Config = cfg
 		weightsDir, weightsFile, namedBy = c.Dir, cfg.WeightsFile, "source_path/source_safetensors_path"
 	case AudioVAE:
-		cfg, err := audiovae.ReadConfigFile(c.ConfigDir, c.Layout)
+		cfg, err := audiovae.ReadConfig(c.ConfigDir)
 		if err != nil {
 			return fail(err)
 		}
