@@ -1,7 +1,6 @@
 package audiovae
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -42,6 +41,10 @@ type Config struct {
 	SampleRate        int
 	LatentsMean       []float32
 	LatentsStd        []float32
+
+	// Original layout: the files config.json names inside the folder.
+	WeightsFile string `json:",omitempty"` // source_safetensors_path; "" means any *.safetensors
+	YAMLFile    string `json:",omitempty"` // source_config_path
 }
 
 // Hop is the samples per latent frame (800 in the release).
@@ -74,162 +77,181 @@ func ReleasedConfig() *Config {
 	return c
 }
 
-// ReadConfig reads the config of the audio VAE folder dir (either layout).
+// ReadConfig reads and checks the audio VAE config of the folder dir: the
+// original config.json (MiniMaxH3AudioVAE) with the metadata.json and
+// config.yaml it names, or the diffusers config.json
+// (AutoencoderKLMiniMaxH3Audio). The file's own class decides; a config
+// naming source files is read as the original one. Each problem is a
+// *configfile.Error naming the file and the field.
 func ReadConfig(dir string) (*Config, error) {
-	path := filepath.Join(dir, "config.json")
-	raw, err := os.ReadFile(path)
+	o, err := configfile.Read(filepath.Join(dir, "config.json"))
 	if err != nil {
-		return nil, fmt.Errorf("audiovae: %w", err)
+		return nil, err
 	}
-	var head struct {
-		Class    string `json:"_class_name"`
-		Metadata string `json:"source_metadata_path"`
+	c, err := configFrom(o, func(name string) (*configfile.Object, error) { return configfile.Read(filepath.Join(dir, name)) })
+	if err != nil {
+		return nil, err
 	}
-	json.Unmarshal(raw, &head)
-	var mpath string
-	var meta []byte
-	if head.Class == "MiniMaxH3AudioVAE" {
-		name := "metadata.json"
-		if head.Metadata != "" {
-			name = filepath.Base(head.Metadata)
+	if c.Layout == Original {
+		if st, err := os.Stat(filepath.Join(dir, c.YAMLFile)); err != nil || st.IsDir() || st.Size() == 0 {
+			return nil, &configfile.Error{Path: filepath.Join(dir, c.YAMLFile), Rule: "named by config.json (source_config_path) but missing or empty"}
 		}
-		mpath = filepath.Join(dir, name)
-		if meta, err = os.ReadFile(mpath); err != nil {
-			return nil, fmt.Errorf("audiovae: original layout: %w", err)
-		}
-	}
-	return ParseConfig(path, raw, mpath, meta)
-}
-
-// ParseConfig parses config.json (path names it in errors) and, for the
-// original layout, metadata.json, then validates the result.
-func ParseConfig(path string, raw []byte, metaPath string, meta []byte) (*Config, error) {
-	var d struct {
-		Class     string    `json:"_class_name"`
-		EncDim    *int      `json:"encoder_dim"`
-		EncRates  []int     `json:"encoder_rates"`
-		LatentDim *int      `json:"latent_dim"`
-		LatentCh  *int      `json:"latent_channels"`
-		Heads     *int      `json:"num_attention_heads"`
-		DecDim    *int      `json:"decoder_dim"`
-		DecRates  []int     `json:"decoder_rates"`
-		DecK      []int     `json:"decoder_kernel_sizes"`
-		RBK       []int     `json:"resblock_kernel_sizes"`
-		RBD       [][]int   `json:"resblock_dilation_sizes"`
-		SR        *int      `json:"sampling_rate"`
-		SR2       *int      `json:"sample_rate"`
-		Mean      []float64 `json:"latents_mean"`
-		Std       []float64 `json:"latents_std"`
-	}
-	if err := json.Unmarshal(raw, &d); err != nil {
-		return nil, fmt.Errorf("audiovae: %s: not valid JSON: %w", path, err)
-	}
-	// Released BigVGAN tables (diffusers' defaults and converter); the
-	// statistics come from the file.
-	c := ReleasedConfig()
-	c.Layout, c.LatentsMean, c.LatentsStd = 0, nil, nil
-	switch d.Class {
-	case "AutoencoderKLMiniMaxH3Audio":
-		c.Layout = Diffusers
-		setI(&c.EncoderDim, d.EncDim)
-		setI(&c.LatentDim, d.LatentDim)
-		setI(&c.LatentChannels, d.LatentCh)
-		setI(&c.Heads, d.Heads)
-		setI(&c.DecoderDim, d.DecDim)
-		setI(&c.SampleRate, d.SR)
-		if d.EncRates != nil {
-			c.EncoderRates = d.EncRates
-		}
-		if d.DecRates != nil {
-			c.DecoderRates = d.DecRates
-			if d.DecK == nil {
-				return nil, fmt.Errorf("audiovae: %s: decoder_rates given without decoder_kernel_sizes", path)
-			}
-		}
-		if d.DecK != nil {
-			c.DecoderKernels = d.DecK
-		}
-		if d.RBK != nil {
-			c.ResblockKernels = d.RBK
-		}
-		if d.RBD != nil {
-			c.ResblockDilations = d.RBD
-		}
-	case "MiniMaxH3AudioVAE":
-		c.Layout = Original
-		setI(&c.LatentChannels, d.LatentCh)
-		setI(&c.SampleRate, d.SR2)
-		if err := parseMetadata(metaPath, meta, c); err != nil {
-			return nil, err
-		}
-		if d.SR2 != nil && *d.SR2 != c.SampleRate {
-			return nil, fmt.Errorf("audiovae: %s: sample_rate %d differs from %s's sample_rate %d", path, *d.SR2, metaPath, c.SampleRate)
-		}
-	default:
-		return nil, fmt.Errorf("audiovae: %s: _class_name %q is neither MiniMaxH3AudioVAE (original layout) nor AutoencoderKLMiniMaxH3Audio (diffusers)", path, d.Class)
-	}
-	var err error
-	if c.LatentsMean, c.LatentsStd, err = configfile.LatentStats(path, d.Mean, d.Std); err != nil {
-		return nil, fmt.Errorf("audiovae: %w", err)
-	}
-	if err := c.Validate(); err != nil {
-		return nil, fmt.Errorf("%w (%s)", err, path)
 	}
 	return c, nil
 }
 
-func setI(dst *int, p *int) {
-	if p != nil {
-		*dst = *p
+// ParseConfig is ReadConfig's rules over bytes: config.json (path names it
+// in errors) and, for the original layout, metadata.json (the config.yaml
+// check needs the folder and is ReadConfig's).
+func ParseConfig(path string, raw []byte, metaPath string, meta []byte) (*Config, error) {
+	o, err := configfile.Parse(path, raw)
+	if err != nil {
+		return nil, err
 	}
+	return configFrom(o, func(string) (*configfile.Object, error) { return configfile.Parse(metaPath, meta) })
 }
 
-func parseMetadata(path string, raw []byte, c *Config) error {
-	var m struct {
-		Metadata struct {
-			Kwargs struct {
-				AttnProj  *bool  `json:"attn_proj"`
-				DecDim    *int   `json:"decoder_dim"`
-				DecRates  []int  `json:"decoder_rates"`
-				DecType   string `json:"decoder_type"`
-				EncDim    *int   `json:"encoder_dim"`
-				EncRates  []int  `json:"encoder_rates"`
-				LatentDim *int   `json:"latent_dim"`
-				LatentCh  *int   `json:"vae_latent_channels"`
-				SR        *int   `json:"sample_rate"`
-			} `json:"kwargs"`
-		} `json:"metadata"`
-	}
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return fmt.Errorf("audiovae: %s: not valid JSON: %w", path, err)
-	}
-	k := m.Metadata.Kwargs
-	for name, p := range map[string]*int{"decoder_dim": k.DecDim, "encoder_dim": k.EncDim, "latent_dim": k.LatentDim} {
-		if p == nil {
-			return fmt.Errorf("audiovae: %s: metadata.kwargs lacks %q", path, name)
+// configFrom reads config.json's object o; metadata opens the metadata
+// file the original layout's config names.
+func configFrom(o *configfile.Object, metadata func(name string) (*configfile.Object, error)) (*Config, error) {
+	// Released BigVGAN tables (diffusers' defaults and converter); the
+	// statistics come from the file.
+	c := ReleasedConfig()
+	c.LatentsMean, c.LatentsStd = nil, nil
+	var mean, std []float64
+	geometry := o.Path // the file the layers' sizes come from
+	if isOriginalAudio(o) {
+		c.Layout = Original
+		metaName := originalFrom(o, c)
+		mean, std = latentStats(o, c)
+		if err := o.Err(); err != nil {
+			return nil, err
+		}
+		m, err := metadata(metaName)
+		if err != nil {
+			return nil, err
+		}
+		if err := metadataFrom(m, c); err != nil {
+			return nil, err
+		}
+		geometry = m.Path
+	} else {
+		c.Layout = Diffusers
+		diffusersFrom(o, c)
+		mean, std = latentStats(o, c)
+		checkHop(o, c)
+		if err := o.Err(); err != nil {
+			return nil, err
 		}
 	}
-	if k.DecRates == nil || k.EncRates == nil {
-		return fmt.Errorf("audiovae: %s: metadata.kwargs lacks encoder_rates or decoder_rates", path)
+	c.LatentsMean, c.LatentsStd, _ = configfile.LatentStats(o.Path, mean, std)
+	if err := c.Validate(); err != nil {
+		return nil, &configfile.Error{Path: geometry, Rule: "inconsistent geometry", Err: err}
 	}
-	if k.DecType != "" && k.DecType != "bigvgan" {
-		return fmt.Errorf("audiovae: %s: decoder_type %q: only bigvgan is implemented", path, k.DecType)
+	return c, nil
+}
+
+func isOriginalAudio(o *configfile.Object) bool {
+	if c, ok := o.Class(); ok {
+		return c == "MiniMaxH3AudioVAE"
 	}
-	if k.AttnProj != nil && !*k.AttnProj {
-		return fmt.Errorf("audiovae: %s: attn_proj false: MiniMax-H3's encoder has the attention projection", path)
+	return o.Has("source_metadata_path") || o.Has("source_config_path") || o.Has("source_safetensors_path")
+}
+
+func latentStats(o *configfile.Object, c *Config) (mean, std []float64) {
+	mean = o.Floats("latents_mean", c.LatentChannels)
+	std = o.Floats("latents_std", c.LatentChannels)
+	o.CheckStd(std)
+	return mean, std
+}
+
+// originalFrom reads the original config.json and returns the name of the
+// metadata file it names.
+func originalFrom(o *configfile.Object, c *Config) string {
+	o.ClassName("MiniMaxH3AudioVAE")
+	meta := o.OptStr("source_metadata_path", "metadata.json")
+	c.YAMLFile = o.OptStr("source_config_path", "config.yaml")
+	c.WeightsFile = o.OptStr("source_safetensors_path", "model.safetensors")
+	for _, f := range []struct{ field, v string }{{"source_metadata_path", meta}, {"source_config_path", c.YAMLFile}, {"source_safetensors_path", c.WeightsFile}} {
+		if o.Err() == nil && !configfile.PlainName(f.v) {
+			o.Fail(f.field, "must name a file inside audio_vae/, got %q", f.v)
+		}
 	}
-	if k.LatentCh != nil && *k.LatentCh != c.LatentChannels {
-		return fmt.Errorf("audiovae: %s: vae_latent_channels %d differs from config.json latent_channels %d", path, *k.LatentCh, c.LatentChannels)
+	c.SampleRate = o.PosInt("sample_rate")
+	if ch := o.OptInt("output_channel", 1, 2, 2); o.Err() == nil && ch != 2 {
+		o.Fail("output_channel", "is %d; the model generates stereo (2)", ch)
 	}
-	c.DecoderDim, c.EncoderDim, c.LatentDim = *k.DecDim, *k.EncDim, *k.LatentDim
-	c.DecoderRates, c.EncoderRates = k.DecRates, k.EncRates
-	setI(&c.SampleRate, k.SR)
+	c.LatentChannels = o.PosInt("latent_channels")
+	return meta
+}
+
+// metadataFrom reads metadata.json's constructor kwargs.
+func metadataFrom(m *configfile.Object, c *Config) error {
+	k := m.Sub("metadata", false).Sub("kwargs", false)
+	c.EncoderDim = k.PosInt("encoder_dim")
+	c.EncoderRates = k.Ints("encoder_rates", -1, 1)
+	c.LatentDim = k.PosInt("latent_dim")
+	c.DecoderDim = k.PosInt("decoder_dim")
+	c.DecoderRates = k.Ints("decoder_rates", -1, 1)
+	if v := k.PosInt("vae_latent_channels"); k.Err() == nil && v != c.LatentChannels {
+		k.Fail("vae_latent_channels", "is %d but config.json's latent_channels is %d", v, c.LatentChannels)
+	}
+	if k.Has("sample_rate") {
+		if v := k.PosInt("sample_rate"); k.Err() == nil && v != c.SampleRate {
+			k.Fail("sample_rate", "is %d but config.json's sample_rate is %d", v, c.SampleRate)
+		}
+	}
+	if t := k.OptStr("decoder_type", "bigvgan"); k.Err() == nil && t != "bigvgan" {
+		k.Fail("decoder_type", "is %q; only bigvgan is implemented", t)
+	}
+	if !k.OptBool("attn_proj", true) && k.Err() == nil {
+		k.Fail("attn_proj", "is false; MiniMax-H3's encoder has the attention projection")
+	}
 	// BigVGAN's upsampling kernels are not stored: 2u − u mod 2 (converter).
 	c.DecoderKernels = nil
 	for _, u := range c.DecoderRates {
 		c.DecoderKernels = append(c.DecoderKernels, 2*u-u%2)
 	}
-	return nil
+	checkHop(k, c)
+	return m.Err()
+}
+
+func diffusersFrom(o *configfile.Object, c *Config) {
+	o.ClassName("AutoencoderKLMiniMaxH3Audio")
+	c.SampleRate = o.PosInt(o.FirstOr("sampling_rate", "sample_rate"))
+	c.LatentChannels = o.PosInt("latent_channels")
+	c.EncoderDim = o.PosInt("encoder_dim")
+	c.EncoderRates = o.Ints("encoder_rates", -1, 1)
+	c.LatentDim = o.PosInt("latent_dim")
+	c.DecoderDim = o.PosInt("decoder_dim")
+	c.DecoderRates = o.Ints("decoder_rates", -1, 1)
+	c.DecoderKernels = o.Ints("decoder_kernel_sizes", len(c.DecoderRates), 1)
+	c.Heads = o.OptInt("num_attention_heads", 1, 1<<20, c.Heads)
+	if o.Has("resblock_kernel_sizes") {
+		c.ResblockKernels = o.Ints("resblock_kernel_sizes", -1, 1)
+	}
+	if o.Has("resblock_dilation_sizes") {
+		var d [][]int
+		if o.Decode("resblock_dilation_sizes", &d, "a list of lists of integers") {
+			c.ResblockDilations = d
+		}
+	}
+}
+
+func checkHop(o *configfile.Object, c *Config) {
+	if o.Err() != nil {
+		return
+	}
+	hop, d := configfile.Product(c.EncoderRates), configfile.Product(c.DecoderRates)
+	if d != hop {
+		o.Fail("decoder_rates", "multiply to %d but the encoder rates multiply to %d; encoder and decoder must agree on the hop", d, hop)
+	}
+}
+
+// Summary is the one-line description the snapshot report prints.
+func (c *Config) Summary() string {
+	return fmt.Sprintf("%d latent channels, %d Hz, hop %d (%g latents/s)",
+		c.LatentChannels, c.SampleRate, c.Hop(), float64(c.SampleRate)/float64(c.Hop()))
 }
 
 // Validate checks the rules the implementation relies on.

@@ -2,6 +2,7 @@ package audiovae
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"strings"
 	"testing"
@@ -22,7 +23,7 @@ func TestReadConfigBothLayouts(t *testing.T) {
 	if o.Layout != Original || d.Layout != Diffusers {
 		t.Fatalf("layouts %v %v", o.Layout, d.Layout)
 	}
-	o.Layout, d.Layout = 0, 0
+	o.Layout, d.Layout, o.WeightsFile, o.YAMLFile = 0, 0, "", ""
 	oj, _ := json.Marshal(o)
 	dj, _ := json.Marshal(d)
 	if string(oj) != string(dj) {
@@ -52,18 +53,24 @@ func TestParseConfigRejects(t *testing.T) {
 		raw, meta []byte
 		rule      string
 	}{
-		{"rates", raw, kw(func(k map[string]any) { k["decoder_rates"] = []int{5, 5} }), "decoder_rates [5 5] upsample by 25, the encoder hop is 10"},
-		{"type", raw, kw(func(k map[string]any) { k["decoder_type"] = "vocos" }), `decoder_type "vocos"`},
-		{"no dim", raw, kw(func(k map[string]any) { delete(k, "latent_dim") }), `lacks "latent_dim"`},
-		{"sample rates", edit(raw, func(m map[string]any) { m["sample_rate"] = 0 }), meta, "sample_rate 0 differs from metadata.json's sample_rate 32000"},
-		{"std", edit(raw, func(m map[string]any) { m["latents_std"] = []float64{1} }), meta, "latents_mean has 32 and latents_std 1 values"},
+		{"rates", raw, kw(func(k map[string]any) { k["decoder_rates"] = []int{5, 5} }), `field "metadata.kwargs.decoder_rates": multiply to 25 but the encoder rates multiply to 10`},
+		{"type", raw, kw(func(k map[string]any) { k["decoder_type"] = "vocos" }), `field "metadata.kwargs.decoder_type": is "vocos"`},
+		{"attn proj", raw, kw(func(k map[string]any) { k["attn_proj"] = false }), `field "metadata.kwargs.attn_proj": is false`},
+		{"no dim", raw, kw(func(k map[string]any) { delete(k, "latent_dim") }), `field "metadata.kwargs.latent_dim": is missing`},
+		{"sample rates", edit(raw, func(m map[string]any) { m["sample_rate"] = 16000 }), meta, `field "metadata.kwargs.sample_rate": is 32000 but config.json's sample_rate is 16000`},
+		{"std", edit(raw, func(m map[string]any) { m["latents_std"] = []float64{1} }), meta, `field "latents_std": must list 32 numbers, got 1`},
 		{"kernel", edit(draw, func(m map[string]any) { m["decoder_kernel_sizes"] = []int{8, 4} }), nil, "kernel 8 and rate 5"},
+		{"no kernels", edit(draw, func(m map[string]any) { delete(m, "decoder_kernel_sizes") }), nil, `field "decoder_kernel_sizes": is missing`},
 		{"heads", edit(draw, func(m map[string]any) { m["num_attention_heads"] = 7 }), nil, "latent_dim 512 is not divisible by 7 heads"},
-		{"class", edit(draw, func(m map[string]any) { m["_class_name"] = "DacVAE" }), nil, `_class_name "DacVAE"`},
+		{"class", edit(draw, func(m map[string]any) { m["_class_name"] = "DacVAE" }), nil, `field "_class_name": is "DacVAE"`},
 	} {
 		_, err := ParseConfig("config.json", c.raw, "metadata.json", c.meta)
 		if err == nil || !strings.Contains(err.Error(), c.rule) {
 			t.Errorf("%s: %v, want an error containing %q", c.name, err, c.rule)
+		}
+		var ce *configfile.Error
+		if err != nil && !errors.As(err, &ce) {
+			t.Errorf("%s: %v is not a *configfile.Error", c.name, err)
 		}
 	}
 }
@@ -93,12 +100,19 @@ func FuzzParseConfig(f *testing.F) {
 // configFileParsers read each of the package's config files from bytes; the
 // examples are the synthetic snapshot's (engine/snapshot/testdata).
 var configFileParsers = []configtest.Parser{
-	{Name: "audio_original", File: "../snapshot/testdata/original/audio_vae/config.json", Parse: func(o *configfile.Object) (any, error) { return audioOriginalFrom(o, "audio_vae") }},
-	{Name: "audio_metadata", File: "../snapshot/testdata/original/audio_vae/metadata.json", Parse: func(o *configfile.Object) (any, error) {
-		c := &ConfigFile{LatentChannels: 32, SampleRate: 32000}
-		return c, audioMetadataFrom(o, c)
+	{Name: "audio_original", File: "../snapshot/testdata/original/audio_vae/config.json", Parse: func(o *configfile.Object) (any, error) {
+		return configFrom(o, func(name string) (*configfile.Object, error) {
+			return configfile.Read("../snapshot/testdata/original/audio_vae/" + name)
+		})
 	}},
-	{Name: "audio_diffusers", File: "../snapshot/testdata/diffusers/audio_vae/config.json", Parse: func(o *configfile.Object) (any, error) { return audioDiffusersFrom(o) }},
+	{Name: "audio_metadata", File: "../snapshot/testdata/original/audio_vae/metadata.json", Parse: func(m *configfile.Object) (any, error) {
+		o, err := configfile.Read("../snapshot/testdata/original/audio_vae/config.json")
+		if err != nil {
+			return nil, err
+		}
+		return configFrom(o, func(string) (*configfile.Object, error) { return m, nil })
+	}},
+	{Name: "audio_diffusers", File: "../snapshot/testdata/diffusers/audio_vae/config.json", Parse: func(o *configfile.Object) (any, error) { return configFrom(o, nil) }},
 }
 
 func TestConfigFilesValid(t *testing.T) { configtest.CheckValid(t, configFileParsers) }

@@ -217,8 +217,8 @@ func TestInspectDiffusersOnly(t *testing.T) {
 	}
 	for _, c := range r.Components {
 		if c.Kind == AudioVAE {
-			cfg := c.Config.(*audiovae.ConfigFile)
-			if cfg.Layout != Diffusers || cfg.HopLength != 10 || cfg.SampleRate != 32000 {
+			cfg := c.Config.(*audiovae.Config)
+			if cfg.Layout != Diffusers || cfg.Hop() != 10 || cfg.SampleRate != 32000 {
 				t.Errorf("audio config %+v", cfg)
 			}
 		}
