@@ -92,13 +92,21 @@ func SplitHeads(k compute.Kernels, qkv, p *compute.Tensor, l compute.QKVLayout) 
 	}
 }
 
+// MergeHeads records dst [S, H, D] = att [H, S, D] with the heads moved
+// last (torch's transpose(1, 2) before the output projection) and returns
+// dst viewed as [S, H·D].
+func MergeHeads(k compute.Kernels, dst, att *compute.Tensor) *compute.Tensor {
+	k.Transpose(dst, att, 1, 0, 2)
+	S, H, D := dst.Dim(0), dst.Dim(1), dst.Dim(2)
+	return dst.Reshape(S, H*D)
+}
+
 // AttendOut records multi-head attention over heads-first q [Hq, S, D],
 // k and v [Hkv, S', D] and its output projection: dst [S, out] =
 // Out(merge(Attention(q, k, v))). att [Hq, S, D] and attT [S, Hq, D] are
-// scratch.
+// scratch. A caller that frees its inputs between the steps (to lower the
+// peak) runs k.Attention, MergeHeads and out.Forward itself.
 func AttendOut(k compute.Kernels, dst, att, attT, q, kk, v *compute.Tensor, p compute.AttentionParams, out Linear) {
 	k.Attention(att, q, kk, v, p)
-	k.Transpose(attT, att, 1, 0, 2)
-	S, H, D := attT.Dim(0), attT.Dim(1), attT.Dim(2)
-	out.Forward(k, dst, attT.Reshape(S, H*D))
+	out.Forward(k, dst, MergeHeads(k, attT, att))
 }
