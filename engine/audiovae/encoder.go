@@ -208,7 +208,7 @@ func (e *encoder) forward(r *run, x *compute.Tensor) (mean, logs *compute.Tensor
 	pr.qkv.Forward(r.b, qkv, n)
 	r.drop(n)
 	heads := r.a.New(compute.F32, 3, H, A, hd)
-	r.b.Transpose(heads, qkv.Reshape(A, 3, H, hd), 1, 2, 0, 3)
+	nn.SplitHeads(r.b, heads, qkv.Reshape(A, 3, H, hd), compute.QKVPacked)
 	r.drop(qkv)
 	att := r.a.New(compute.F32, H, A, hd)
 	r.b.Attention(att, heads.Row(0), heads.Row(1), heads.Row(2), compute.AttentionParams{Scale: float32(1 / math.Sqrt(float64(hd))), Causal: true})

@@ -79,14 +79,16 @@ func (m MLP) Forward(k compute.Kernels, dst, x, h *compute.Tensor) {
 }
 
 // SplitHeads records the heads-first qkv [3, H, S, D] of a QKV projection p
-// in layout l (compute.QKVInterleaved [S, H, 3, D] or compute.QKVPlanar
-// [3, S, H, D]).
+// in layout l (compute.QKVInterleaved [S, H, 3, D], compute.QKVPlanar
+// [3, S, H, D] or compute.QKVPacked [S, 3, H, D]).
 func SplitHeads(k compute.Kernels, qkv, p *compute.Tensor, l compute.QKVLayout) {
 	switch l {
 	case compute.QKVInterleaved:
 		k.Transpose(qkv, p, 2, 1, 0, 3)
 	case compute.QKVPlanar:
 		k.Transpose(qkv, p, 0, 2, 1, 3)
+	case compute.QKVPacked:
+		k.Transpose(qkv, p, 1, 2, 0, 3)
 	default:
 		compute.Check(false, "SplitHeads", "unknown QKV layout %d", l)
 	}

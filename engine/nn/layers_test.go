@@ -47,6 +47,7 @@ func TestSplitHeads(t *testing.T) {
 	}{
 		{"interleaved", compute.QKVInterleaved, []int{S, H, 3, D}, func(c, h, s, d int) int { return ((s*H+h)*3+c)*D + d }},
 		{"planar", compute.QKVPlanar, []int{3, S, H, D}, func(c, h, s, d int) int { return ((c*S+s)*H+h)*D + d }},
+		{"packed", compute.QKVPacked, []int{S, 3, H, D}, func(c, h, s, d int) int { return ((s*3+c)*H+h)*D + d }},
 	} {
 		p := upload(t, b, arange(3*S*H*D), tc.shape...)
 		qkv := compute.MustAlloc(b, compute.F32, 3, H, S, D)
