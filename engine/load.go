@@ -168,7 +168,7 @@ func (s *Session) loadText(m *models, r compute.Residency) error {
 	if m.text != nil {
 		return nil
 	}
-	t, err := qwen3vl.Load(m.TextDir, s.opts.Backend, qwen3vl.LoadOptions{Residency: r})
+	t, err := qwen3vl.Open(s.opts.Backend, m.TextDir, m.TextDir, &qwen3vl.Options{Residency: r})
 	if err != nil {
 		return s.componentError(s.snap.Find(m.Partition, snapshot.TextEncoder), "text encoder", err)
 	}
@@ -195,7 +195,7 @@ func (s *Session) loadDiT(ctx context.Context, m *models, mode MemoryMode) error
 	}
 	o := s.ditOptions(mode)
 	o.Adapters = m.adapters
-	dm, err := dit.Open(b, safetensors.NewBinder("dit", src, b), m.DiT, o)
+	dm, err := dit.Load(b, safetensors.NewBinder("dit", src, b), &m.DiT, &o)
 	if err != nil {
 		ck.Close()
 		if qc != nil {

@@ -58,6 +58,7 @@ func (w *Window) mainMenu() *fyne.MainMenu {
 		&fyne.MenuItem{Label: "Open Model Folder…", Action: w.chooseModel, Shortcut: shortcut(fyne.KeyO, cmd)},
 		fyne.NewMenuItem("Use the Demo Checkpoint", s.Model().UseDemo),
 		fyne.NewMenuItem("Model Report…", w.showModelReport),
+		fyne.NewMenuItem("Check the Model Folder Again", s.Model().Reload),
 		fyne.NewMenuItemSeparator(),
 		&fyne.MenuItem{Label: "Export MP4…", Action: w.exportMP4, Shortcut: shortcut(fyne.KeyE, cmd)},
 		fyne.NewMenuItem("Export Frames…", w.exportFrames),

@@ -339,6 +339,7 @@ func TestMenus(t *testing.T) {
 	for path, key := range map[string]fyne.KeyName{
 		"File/Open Model Folder…": fyne.KeyO, "File/Export MP4…": fyne.KeyE, "File/Export Frames…": "",
 		"File/Export Audio…": "", "Edit/Settings…": fyne.KeyComma, "Help/About": "", "File/Generate": fyne.KeyReturn,
+		"File/Check the Model Folder Again": "",
 	} {
 		it := items[path]
 		if it == nil || it.Action == nil {

@@ -82,15 +82,21 @@ func (m *Model) ReleaseEncoder() {
 	}
 }
 
-// Load binds every tensor (strict accounting).
+// Load binds every tensor (strict accounting); nil options are the
+// defaults. The model keeps its own copy of cfg.
 func Load(b compute.Backend, w *safetensors.Binder, cfg *Config, o *Options) (m *Model, err error) {
 	defer compute.Recover(&err)
+	if cfg == nil {
+		return nil, errors.New("audiovae: Load needs a config")
+	}
 	if o == nil {
 		o = &Options{}
 	}
 	if o.DecoderOnly && o.EncoderOnly {
 		return nil, errors.New("audiovae: DecoderOnly and EncoderOnly exclude each other")
 	}
+	c := *cfg
+	cfg = &c
 	m = &Model{Config: cfg, b: b}
 	var ignored []string
 	if o.EncoderOnly {

@@ -72,6 +72,11 @@ const (
 	// QKVPlanar is [3, S, Hs, D]: the q, k and v projections (diffusers'
 	// to_q, to_k, to_v) written one after the other.
 	QKVPlanar
+	// QKVPacked is [S, 3, Hs, D]: per position q, k and v each over all
+	// heads, one fused projection read as torch's reshape(S, 3, Hs, D)
+	// (the Qwen3-VL vision tower, the audio VAE encoder). QKNormRoPE does
+	// not take it; nn.SplitHeads does.
+	QKVPacked
 )
 
 // QKNormRoPEParams configures QKNormRoPE.
@@ -97,6 +102,8 @@ func QKVShape(qkv *Tensor, l QKVLayout) (S, heads, D int) {
 	case QKVPlanar:
 		Check(qkv.Dim(0) == 3, "QKNormRoPE", "planar qkv %v must be [3, S, heads, D]", qkv)
 		return qkv.Dim(1), qkv.Dim(2), qkv.Dim(3)
+	case QKVPacked:
+		Check(false, "QKNormRoPE", "qkv %v: the packed layout is not fused (split it with nn.SplitHeads)", qkv)
 	}
 	panic("compute: QKNormRoPE: unknown QKV layout")
 }

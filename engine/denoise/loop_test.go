@@ -59,7 +59,7 @@ func openModel(t testing.TB, dir string, opts dit.Options) (*dit.Model, compute.
 		t.Fatal(err)
 	}
 	b := testbackend.New(t)
-	m, err := dit.Open(b, safetensors.NewBinder("dit", ck, b), cfg, opts)
+	m, err := dit.Load(b, safetensors.NewBinder("dit", ck, b), &cfg, &opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -91,7 +91,7 @@ func BenchmarkCancellationLatency(b *testing.B) {
 	var blockStart time.Time
 	var blockTimes []time.Duration
 	var trace func(string, *compute.Tensor)
-	m, err := dit.Open(be, safetensors.NewBinder("dit", src, be), c, dit.Options{Trace: func(n string, t *compute.Tensor) {
+	m, err := dit.Load(be, safetensors.NewBinder("dit", src, be), &c, &dit.Options{Trace: func(n string, t *compute.Tensor) {
 		if trace != nil {
 			trace(n, t)
 		}

@@ -27,7 +27,7 @@ func CheckCheckpointQuant(dir string, cfg Config, q compute.QuantFormat) (err er
 	}
 	defer ck.Close()
 	mb := meta.New()
-	m, err := Open(mb, safetensors.NewBinder("dit", headersOnly{ck}, mb.Weights()), cfg, Options{Quant: q})
+	m, err := Load(mb, safetensors.NewBinder("dit", headersOnly{ck}, mb.Weights()), &cfg, &Options{Quant: q})
 	if err != nil {
 		return err
 	}

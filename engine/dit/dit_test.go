@@ -123,11 +123,11 @@ type run struct {
 func newRun(t testing.TB, l *loaded, opts dit.Options) *run {
 	t.Helper()
 	b := testbackend.New(t)
-	m, err := dit.Open(b, safetensors.NewBinder("dit", l.ck, b), l.cfg, opts)
+	m, err := dit.Load(b, safetensors.NewBinder("dit", l.ck, b), &l.cfg, &opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(m.Close)
+	t.Cleanup(func() { m.Close() })
 	ctx := context.Background()
 	lay := l.layout(t)
 	L := len(lay.TextIndices)
@@ -445,7 +445,8 @@ func TestPlanningSourceInventory(t *testing.T) {
 			t.Errorf("%v: %d tensors, %d parameters, %d bytes", c.l, len(names), params, bytes)
 		}
 		b := cpu.New(cpu.Options{})
-		if _, err := dit.Open(b, safetensors.NewBinder("dit", src, b), dit.Released(), dit.Options{}); err != nil {
+		cfg := dit.Released()
+		if _, err := dit.Load(b, safetensors.NewBinder("dit", src, b), &cfg, &dit.Options{}); err != nil {
 			t.Errorf("%v: the released inventory does not open: %v", c.l, err)
 		}
 	}
@@ -458,7 +459,7 @@ func TestStrictBinding(t *testing.T) {
 	src := &editedSource{Source: dit.PlanningSource(cfg, dit.OriginalLayout),
 		drop: "blocks.7.mlp.fc2.weight", reshape: "blocks.3.attn.q_norm.weight", extra: "blocks.50.norm1.weight"}
 	b := cpu.New(cpu.Options{})
-	_, err := dit.Open(b, safetensors.NewBinder("dit", src, b), cfg, dit.Options{})
+	_, err := dit.Load(b, safetensors.NewBinder("dit", src, b), &cfg, &dit.Options{})
 	if err == nil {
 		t.Fatal("a damaged inventory opened")
 	}
@@ -485,7 +486,7 @@ func TestCorruptDepthRefused(t *testing.T) {
 		cfg := dit.Released()
 		c.edit(&cfg)
 		b := cpu.New(cpu.Options{})
-		_, err := dit.Open(b, safetensors.NewBinder("dit", src, b), cfg, dit.Options{})
+		_, err := dit.Load(b, safetensors.NewBinder("dit", src, b), &cfg, &dit.Options{})
 		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "the checkpoint holds 535") {
 			t.Errorf("%s: got %v, want a refusal naming %q and the checkpoint's 535 tensors", c.name, err, c.want)
 		}

@@ -136,8 +136,8 @@ func blockDispatches(t *testing.T, cfg dit.Config, o compute.Oracles) []int64 {
 	l := load(t, fixtures[0])
 	mb := meta.New()
 	var marks []int64
-	m, err := dit.Open(mb, safetensors.NewBinder("dit", dit.PlanningSource(cfg, dit.OriginalLayout), mb.Weights()), cfg,
-		dit.Options{Oracles: o, Trace: func(name string, _ *compute.Tensor) {
+	m, err := dit.Load(mb, safetensors.NewBinder("dit", dit.PlanningSource(cfg, dit.OriginalLayout), mb.Weights()), &cfg,
+		&dit.Options{Oracles: o, Trace: func(name string, _ *compute.Tensor) {
 			if strings.HasPrefix(name, "block") && strings.HasSuffix(name, ".out") {
 				marks = append(marks, mb.Usage().Dispatches)
 			}

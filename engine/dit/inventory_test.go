@@ -37,7 +37,7 @@ func TestInventoryIsWhatOpenBinds(t *testing.T) {
 			}
 			defer ck.Close()
 			b := cpu.New(cpu.Options{})
-			m, err := dit.Open(b, safetensors.NewBinder("dit", ck, b), cfg, dit.Options{KeepPrep: true})
+			m, err := dit.Load(b, safetensors.NewBinder("dit", ck, b), &cfg, &dit.Options{KeepPrep: true})
 			if err != nil {
 				return err
 			}

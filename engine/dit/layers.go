@@ -143,11 +143,10 @@ func (at *Attention) Forward(k compute.Kernels, a *nn.Arena, x *compute.Tensor, 
 	})
 	release(a, qkv)
 	ot := a.New(dt, S, H, D)
-	k.Transpose(ot, o, 1, 0, 2)
+	merged := nn.MergeHeads(k, ot, o)
 	release(a, o)
 	out := a.New(dt, S, x.Dim(1))
-	k.MatMul(out, ot.Reshape(S, H*D), at.Out, nil)
-	nn.AddLowRank(k, a, out, ot.Reshape(S, H*D), at.outLoRA)
+	nn.Linear{W: at.Out, LoRA: at.outLoRA}.Forward(k, out, merged)
 	release(a, ot)
 	return out
 }

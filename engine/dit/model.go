@@ -108,6 +108,7 @@ type Model struct {
 	b    compute.Backend // compute
 	wb   compute.Backend // weight storage (the binder's backend)
 	w    *safetensors.Binder
+	ck   *safetensors.Checkpoint // mapped by Open, unmapped by Close
 	opts Options
 	dt   compute.DType // activation dtype
 	f32  bool
@@ -137,12 +138,36 @@ type Model struct {
 	readAhead                                                                atomic.Int64
 }
 
-// Open checks that w's source holds exactly the tensors of a MiniMax-H3
+// Open reads the config in configDir, maps the weights in weightsDir and
+// opens them on b as Load does (a snapshot.Component's ConfigDir and Dir).
+// Close unmaps the checkpoint.
+func Open(b compute.Backend, configDir, weightsDir string, o *Options) (*Model, error) {
+	cfg, err := ReadConfig(configDir)
+	if err != nil {
+		return nil, err
+	}
+	m, ck, err := safetensors.BindDir("dit", weightsDir, b, func(w *safetensors.Binder) (*Model, error) { return Load(b, w, &cfg, o) })
+	if err != nil {
+		return nil, err
+	}
+	m.ck = ck
+	return m, nil
+}
+
+// Load checks that w's source holds exactly the tensors of a MiniMax-H3
 // transformer with configuration cfg, in either layout, and returns a model
-// computing on b. Weights are bound (zero-copy where the backend allows)
-// when a phase first needs them, onto w's backend.
-func Open(b compute.Backend, w *safetensors.Binder, cfg Config, opts Options) (m *Model, err error) {
+// computing on b (nil options are the defaults). Weights are bound
+// (zero-copy where the backend allows) when a phase first needs them, onto
+// w's backend. The model keeps its own copy of cfg.
+func Load(b compute.Backend, w *safetensors.Binder, cfg *Config, o *Options) (m *Model, err error) {
 	defer compute.Recover(&err)
+	if cfg == nil {
+		return nil, errors.New("dit: Load needs a config")
+	}
+	var opts Options
+	if o != nil {
+		opts = *o
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -155,10 +180,10 @@ func Open(b compute.Backend, w *safetensors.Binder, cfg Config, opts Options) (m
 	default:
 		return nil, errors.New("dit: the checkpoint has neither condition_proj.weight (original layout) nor context_embedder.weight (diffusers layout)")
 	}
-	if err := checkDepth(w, n, cfg); err != nil {
+	if err := checkDepth(w, n, *cfg); err != nil {
 		return nil, err
 	}
-	for _, s := range n.inventory(cfg) {
+	for _, s := range n.inventory(*cfg) {
 		info, ok := w.Info(s.name)
 		switch {
 		case !ok:
@@ -175,7 +200,7 @@ func Open(b compute.Backend, w *safetensors.Binder, cfg Config, opts Options) (m
 	if err := w.Finish(); err != nil {
 		return nil, err
 	}
-	m = &Model{cfg: cfg, n: n, b: b, wb: w.Backend(), w: w, opts: opts, dt: compute.BF16}
+	m = &Model{cfg: *cfg, n: n, b: b, wb: w.Backend(), w: w, opts: opts, dt: compute.BF16}
 	if opts.Oracles.Has(OracleF32) {
 		m.dt, m.f32 = compute.F32, true
 	}
@@ -458,8 +483,8 @@ func (m *Model) WeightBytes() int64 {
 	return n + m.AdapterBytes()
 }
 
-// Close releases every bound weight.
-func (m *Model) Close() {
+// Close releases every bound weight and unmaps the checkpoint Open mapped.
+func (m *Model) Close() error {
 	m.releaseAdapters()
 	m.releasePrepText()
 	m.releaseTimeMLP()
@@ -470,6 +495,12 @@ func (m *Model) Close() {
 		m.free(m.videoIn.W, m.videoIn.B, m.audioIn.W, m.audioIn.B, m.final.Norm, m.videoOut.W, m.videoOut.B, m.audioOut.W, m.audioOut.B)
 		m.edge = false
 	}
+	if m.ck != nil {
+		err := m.ck.Close()
+		m.ck = nil
+		return err
+	}
+	return nil
 }
 
 func cancelled(ctx context.Context, where string) error {

@@ -23,7 +23,7 @@ func TestPlanPredictsProfile(t *testing.T) {
 		l := load(t, f)
 		profile := func(b compute.Backend, fo dit.ForwardOptions) []dit.ForwardProfile {
 			var got []dit.ForwardProfile
-			m, err := dit.Open(b, safetensors.NewBinder("dit", l.ck, b), l.cfg, dit.Options{Profile: func(p dit.ForwardProfile) { got = append(got, p) }})
+			m, err := dit.Load(b, safetensors.NewBinder("dit", l.ck, b), &l.cfg, &dit.Options{Profile: func(p dit.ForwardProfile) { got = append(got, p) }})
 			if err != nil {
 				t.Fatal(err)
 			}

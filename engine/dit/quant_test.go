@@ -116,7 +116,7 @@ func TestMLXFormatCheckpoint(t *testing.T) {
 	}
 	defer ck.Close()
 	b := testbackend.New(t)
-	if _, err := dit.Open(b, safetensors.NewBinder("dit", ck, b), l.cfg, dit.Options{}); err == nil || !strings.Contains(err.Error(), "--quant int8") {
+	if _, err := dit.Load(b, safetensors.NewBinder("dit", ck, b), &l.cfg, &dit.Options{}); err == nil || !strings.Contains(err.Error(), "--quant int8") {
 		t.Fatalf("MLX-format file opened without --quant: %v", err)
 	}
 	want, _, err := newRun(t, l, dit.Options{Quant: f}).forward(t, context.Background(), dit.ForwardOptions{})

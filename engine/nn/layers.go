@@ -79,26 +79,36 @@ func (m MLP) Forward(k compute.Kernels, dst, x, h *compute.Tensor) {
 }
 
 // SplitHeads records the heads-first qkv [3, H, S, D] of a QKV projection p
-// in layout l (compute.QKVInterleaved [S, H, 3, D] or compute.QKVPlanar
-// [3, S, H, D]).
+// in layout l (compute.QKVInterleaved [S, H, 3, D], compute.QKVPlanar
+// [3, S, H, D] or compute.QKVPacked [S, 3, H, D]).
 func SplitHeads(k compute.Kernels, qkv, p *compute.Tensor, l compute.QKVLayout) {
 	switch l {
 	case compute.QKVInterleaved:
 		k.Transpose(qkv, p, 2, 1, 0, 3)
 	case compute.QKVPlanar:
 		k.Transpose(qkv, p, 0, 2, 1, 3)
+	case compute.QKVPacked:
+		k.Transpose(qkv, p, 1, 2, 0, 3)
 	default:
 		compute.Check(false, "SplitHeads", "unknown QKV layout %d", l)
 	}
 }
 
+// MergeHeads records dst [S, H, D] = att [H, S, D] with the heads moved
+// last (torch's transpose(1, 2) before the output projection) and returns
+// dst viewed as [S, H·D].
+func MergeHeads(k compute.Kernels, dst, att *compute.Tensor) *compute.Tensor {
+	k.Transpose(dst, att, 1, 0, 2)
+	S, H, D := dst.Dim(0), dst.Dim(1), dst.Dim(2)
+	return dst.Reshape(S, H*D)
+}
+
 // AttendOut records multi-head attention over heads-first q [Hq, S, D],
 // k and v [Hkv, S', D] and its output projection: dst [S, out] =
 // Out(merge(Attention(q, k, v))). att [Hq, S, D] and attT [S, Hq, D] are
-// scratch.
+// scratch. A caller that frees its inputs between the steps (to lower the
+// peak) runs k.Attention, MergeHeads and out.Forward itself.
 func AttendOut(k compute.Kernels, dst, att, attT, q, kk, v *compute.Tensor, p compute.AttentionParams, out Linear) {
 	k.Attention(att, q, kk, v, p)
-	k.Transpose(attT, att, 1, 0, 2)
-	S, H, D := attT.Dim(0), attT.Dim(1), attT.Dim(2)
-	out.Forward(k, dst, attT.Reshape(S, H*D))
+	out.Forward(k, dst, MergeHeads(k, attT, att))
 }

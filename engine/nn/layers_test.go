@@ -1,7 +1,9 @@
 package nn
 
 import (
+	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"h3studio/engine/compute"
@@ -47,6 +49,7 @@ func TestSplitHeads(t *testing.T) {
 	}{
 		{"interleaved", compute.QKVInterleaved, []int{S, H, 3, D}, func(c, h, s, d int) int { return ((s*H+h)*3+c)*D + d }},
 		{"planar", compute.QKVPlanar, []int{3, S, H, D}, func(c, h, s, d int) int { return ((c*S+s)*H+h)*D + d }},
+		{"packed", compute.QKVPacked, []int{S, 3, H, D}, func(c, h, s, d int) int { return ((s*3+c)*H+h)*D + d }},
 	} {
 		p := upload(t, b, arange(3*S*H*D), tc.shape...)
 		qkv := compute.MustAlloc(b, compute.F32, 3, H, S, D)
@@ -113,4 +116,21 @@ func TestGatedMLP(t *testing.T) {
 		}
 		b.Free(append(m.Tensors(), xt, dst, up, gated)...)
 	}
+}
+
+// TestQKNormRoPERefusesPacked: the packed layout is split by SplitHeads
+// only; the fused kernel's argument check names it instead of reading the
+// projection as another layout.
+func TestQKNormRoPERefusesPacked(t *testing.T) {
+	b := cpu.New(cpu.Options{})
+	const S, H, D = 2, 1, 4
+	qkv := compute.MustAlloc(b, compute.F32, S, 3, H, D)
+	q, k, v := compute.MustAlloc(b, compute.F32, H, S, D), compute.MustAlloc(b, compute.F32, H, S, D), compute.MustAlloc(b, compute.F32, H, S, D)
+	defer b.Free(qkv, q, k, v)
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "packed layout is not fused") {
+			t.Errorf("QKNormRoPE over a packed projection: panic %v, want the packed layout refused", r)
+		}
+	}()
+	b.QKNormRoPE(q, k, v, qkv, compute.QKNormRoPEParams{Layout: compute.QKVPacked, Eps: 1e-6})
 }

@@ -80,7 +80,7 @@ func runDiT(cfg dit.Config, lay *layout.Layout, grid [3]int, q Query, steps []de
 	if err != nil {
 		return r, err
 	}
-	m, err := dit.Open(mb, safetensors.NewBinder("dit", dit.PlanningSource(cfg, dit.OriginalLayout), mb.Weights()), cfg, dit.Options{Residency: residency, Adapters: ad, Quant: q.Quant})
+	m, err := dit.Load(mb, safetensors.NewBinder("dit", dit.PlanningSource(cfg, dit.OriginalLayout), mb.Weights()), &cfg, &dit.Options{Residency: residency, Adapters: ad, Quant: q.Quant})
 	if err != nil {
 		return r, err
 	}

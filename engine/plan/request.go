@@ -118,8 +118,8 @@ func Predict(r Request) (Prediction, error) {
 func LoopUsage(cfg dit.Config, l Loop, residency compute.Residency, q compute.QuantFormat) (u meta.Usage, rows int, err error) {
 	defer compute.Recover(&err)
 	mb := meta.New()
-	m, err := dit.Open(mb, safetensors.NewBinder("dit", dit.PlanningSource(cfg, dit.OriginalLayout), mb.Weights()), cfg,
-		dit.Options{Residency: residency, Adapters: l.Adapters, Quant: q})
+	m, err := dit.Load(mb, safetensors.NewBinder("dit", dit.PlanningSource(cfg, dit.OriginalLayout), mb.Weights()), &cfg,
+		&dit.Options{Residency: residency, Adapters: l.Adapters, Quant: q})
 	if err != nil {
 		return u, 0, err
 	}

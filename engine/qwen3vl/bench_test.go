@@ -18,7 +18,7 @@ func BenchmarkEncode(b *testing.B) {
 	p := openParity(b)
 	be := cpu.New(cpu.Options{})
 	for _, mode := range []compute.Residency{compute.Resident, compute.Streaming} {
-		m, err := Load(testEncoder, be, LoadOptions{Residency: mode})
+		m, err := Open(be, testEncoder, testEncoder, &Options{Residency: mode})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -39,7 +39,7 @@ func BenchmarkEncode(b *testing.B) {
 			}
 		}
 	}
-	m, _ := Load(testEncoder, be, LoadOptions{})
+	m, _ := Open(be, testEncoder, testEncoder, nil)
 	defer m.Close()
 	in := caseInput(t, p, m, "text_fl2va")
 	cache := condcache.New(condcache.Options{})

@@ -103,7 +103,7 @@ func TestCacheKeys(t *testing.T) {
 			t.Errorf("changing %s keeps the key", name)
 		}
 	}
-	m2, err := Load(testEncoder, cpu.New(cpu.Options{}), LoadOptions{Layers: 3})
+	m2, err := Open(cpu.New(cpu.Options{}), testEncoder, testEncoder, &Options{Layers: 3})
 	if err != nil {
 		t.Fatal(err)
 	}

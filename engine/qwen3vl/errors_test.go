@@ -160,7 +160,7 @@ func TestLoadErrors(t *testing.T) {
 			t.Run(tc.name+"/"+mode.String(), func(t *testing.T) {
 				dir := copyEncoder(t)
 				tc.setup(t, dir)
-				m, err := Load(dir, cpu.New(cpu.Options{}), LoadOptions{Residency: mode})
+				m, err := Open(cpu.New(cpu.Options{}), dir, dir, &Options{Residency: mode})
 				if err == nil {
 					m.Close()
 					t.Fatal("loaded")
@@ -213,7 +213,7 @@ func TestStreamingReadError(t *testing.T) {
 
 func loadTestDir(t *testing.T, dir string, mode compute.Residency) *Model {
 	t.Helper()
-	m, err := Load(dir, cpu.New(cpu.Options{}), LoadOptions{Residency: mode})
+	m, err := Open(cpu.New(cpu.Options{}), dir, dir, &Options{Residency: mode})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,7 +243,7 @@ func TestInventoryIsWhatLoadBinds(t *testing.T) {
 		if err := safetensors.WriteSharded(dir, "model", es, 1<<16); err != nil {
 			t.Fatal(err)
 		}
-		m, err := Load(dir, cpu.New(cpu.Options{}), LoadOptions{Residency: mode})
+		m, err := Open(cpu.New(cpu.Options{}), dir, dir, &Options{Residency: mode})
 		if err != nil {
 			return err
 		}

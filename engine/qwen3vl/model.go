@@ -18,9 +18,9 @@ import (
 	"h3studio/engine/safetensors"
 )
 
-// LoadOptions configure Load. The zero value is the resident mode running
-// Config.TapLayers() layers.
-type LoadOptions struct {
+// Options configure Open. The zero value (or nil) is the resident mode
+// running Config.TapLayers() layers.
+type Options struct {
 	// Residency is how the decoder layers are held: compute.Resident binds
 	// every used layer at Load and keeps it; compute.Streaming reads each
 	// layer from disk when it runs (the next one is read while the current
@@ -37,7 +37,6 @@ type LoadOptions struct {
 type Model struct {
 	cfg       *Config
 	processor ProcessorConfig
-	dir       string
 	ck        *safetensors.Checkpoint
 	b         compute.Backend
 	residency compute.Residency
@@ -49,19 +48,28 @@ type Model struct {
 	stats     Stats
 }
 
-// Load opens the text encoder folder dir (config.json, the safetensors
-// shards and their index, optionally the preprocessor configs), validates
-// the config and accounts for every tensor strictly: the embedding, the
-// decoder layers below the tap and the vision tower must be present with
-// their shapes; layers past the tap, the final norm and lm_head are the
-// only tensors allowed to stay unused.
-func Load(dir string, b compute.Backend, o LoadOptions) (m *Model, err error) {
+// Open reads the text encoder's config.json and optional preprocessor
+// configs in configDir, maps the safetensors shards in weightsDir (a
+// snapshot.Component's ConfigDir and Dir, the same folder in both layouts),
+// validates the config and accounts for every tensor strictly: the
+// embedding, the decoder layers below the tap and the vision tower must be
+// present with their shapes; layers past the tap, the final norm and lm_head
+// are the only tensors allowed to stay unused. nil options are the
+// defaults.
+//
+// There is no Load over a caller's Binder: streaming reads each layer from
+// the checkpoint's files, and the model's Identity hashes them, so the model
+// owns its checkpoint.
+func Open(b compute.Backend, configDir, weightsDir string, o *Options) (m *Model, err error) {
 	defer compute.Recover(&err)
-	cfg, err := ReadConfig(dir)
+	if o == nil {
+		o = &Options{}
+	}
+	cfg, err := ReadConfig(configDir)
 	if err != nil {
 		return nil, err
 	}
-	pc, err := ReadProcessorConfig(dir, cfg)
+	pc, err := ReadProcessorConfig(configDir, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -73,11 +81,11 @@ func Load(dir string, b compute.Backend, o LoadOptions) (m *Model, err error) {
 		return nil, fmt.Errorf("qwen3vl: %d decoder layers requested; the model has %d and needs at least %d for deepstack",
 			layers, cfg.Text.NumLayers, len(cfg.Vision.DeepstackIndexes))
 	}
-	ck, err := safetensors.OpenDir(dir)
+	ck, err := safetensors.OpenDir(weightsDir)
 	if err != nil {
 		return nil, fmt.Errorf("qwen3vl: %w", err)
 	}
-	m = &Model{cfg: cfg, processor: pc, dir: dir, ck: ck, b: b, residency: o.Residency, layers: layers}
+	m = &Model{cfg: cfg, processor: pc, ck: ck, b: b, residency: o.Residency, layers: layers}
 	defer func() {
 		if err != nil {
 			m.Close()
@@ -99,9 +107,9 @@ func Load(dir string, b compute.Backend, o LoadOptions) (m *Model, err error) {
 		}
 	}
 	if err := w.Finish(cfg.UnusedPrefixes(layers)...); err != nil {
-		return nil, fmt.Errorf("%w (in %s)", err, dir)
+		return nil, fmt.Errorf("%w (in %s)", err, weightsDir)
 	}
-	if m.identity, err = checkpointIdentity(dir, ck); err != nil {
+	if m.identity, err = checkpointIdentity(configDir, ck); err != nil {
 		return nil, err
 	}
 	return m, nil
@@ -189,7 +197,7 @@ func (m *Model) Processor() ProcessorConfig { return m.processor }
 // Layers is the number of decoder layers Encode runs.
 func (m *Model) Layers() int { return m.layers }
 
-// Residency is how the decoder layers are held (LoadOptions.Residency).
+// Residency is how the decoder layers are held (Options.Residency).
 func (m *Model) Residency() compute.Residency { return m.residency }
 
 // Identity is a hash identifying the checkpoint (config, shard headers,

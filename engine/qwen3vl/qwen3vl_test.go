@@ -14,7 +14,7 @@ import (
 
 func loadTest(t testing.TB, b compute.Backend, mode compute.Residency) *Model {
 	t.Helper()
-	m, err := Load(testEncoder, b, LoadOptions{Residency: mode})
+	m, err := Open(b, testEncoder, testEncoder, &Options{Residency: mode})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -212,7 +212,7 @@ func (vt *VisionTower) forward(b compute.Backend, pixels []float32, g Grid, act 
 	for j, bl := range vt.blocks {
 		bl.norm1.Forward(b, y, x)
 		bl.qkv.Forward(b, qkv, y)
-		b.Transpose(qkvT, qkv.Reshape(N, 3, H, hd), 1, 2, 0, 3)
+		nn.SplitHeads(b, qkvT, qkv.Reshape(N, 3, H, hd), compute.QKVPacked)
 		q, k, vv := qkvT.Row(0), qkvT.Row(1), qkvT.Row(2)
 		// The reference rotates in float32 and casts back to the activation dtype.
 		for _, t := range []*compute.Tensor{q, k} {

@@ -12,7 +12,6 @@ import (
 	"h3studio/engine/compute/cpu"
 	"h3studio/engine/dit"
 	"h3studio/engine/qwen3vl"
-	"h3studio/engine/safetensors"
 	"h3studio/engine/snapshot"
 	"h3studio/engine/tokenizer"
 	"h3studio/engine/videovae"
@@ -51,7 +50,7 @@ func TestWriteLoadsEveryComponent(t *testing.T) {
 			t.Fatalf("%s tokenizer: %v", part, err)
 		}
 		te := find(snapshot.TextEncoder)
-		q, err := qwen3vl.Load(te.Dir, b, qwen3vl.LoadOptions{})
+		q, err := qwen3vl.Open(b, te.ConfigDir, te.Dir, nil)
 		if err != nil {
 			t.Fatalf("%s text encoder: %v", part, err)
 		}
@@ -81,19 +80,16 @@ func TestWriteLoadsEveryComponent(t *testing.T) {
 		if cfg != withKeys(DiTConfig(), dit.OriginalKeys) {
 			t.Errorf("transformer config %+v, want %+v", cfg, DiTConfig())
 		}
-		ck, err := safetensors.OpenDir(tr.Dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		m, err := dit.Open(b, safetensors.NewBinder("dit", ck, b), cfg, dit.Options{})
+		m, err := dit.Open(b, tr.ConfigDir, tr.Dir, nil)
 		if err != nil {
 			t.Fatalf("%s transformer: %v", part, err)
 		}
 		if err := m.BindCore(nil); err != nil {
 			t.Fatal(err)
 		}
-		m.Close()
-		ck.Close()
+		if err := m.Close(); err != nil {
+			t.Fatal(err)
+		}
 		vv, err := videovae.Open(b, find(snapshot.VideoVAE).ConfigDir, find(snapshot.VideoVAE).Dir, nil)
 		if err != nil {
 			t.Fatalf("%s video VAE: %v", part, err)

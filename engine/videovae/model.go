@@ -132,15 +132,23 @@ func (n names) embed() string {
 }
 
 // Load binds every tensor of the video VAE from w (strict accounting: a
-// missing, mis-shaped or unexpected tensor is an error naming it).
+// missing, mis-shaped or unexpected tensor is an error naming it); nil
+// options are the defaults. The model's Config is a copy of cfg completed
+// from the weights (the register count of the original layout, the MLP
+// width); cfg itself is left as given.
 func Load(b compute.Backend, w *safetensors.Binder, cfg *Config, o *Options) (m *Model, err error) {
 	defer compute.Recover(&err)
+	if cfg == nil {
+		return nil, errors.New("videovae: Load needs a config")
+	}
 	if o == nil {
 		o = &Options{}
 	}
 	if o.DecoderOnly && o.EncoderOnly {
 		return nil, errors.New("videovae: DecoderOnly and EncoderOnly exclude each other")
 	}
+	c := *cfg // completed by loadDecoder
+	cfg = &c
 	m = &Model{Config: cfg, b: b}
 	var ignored []string
 	if !o.EncoderOnly {

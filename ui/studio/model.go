@@ -151,7 +151,9 @@ func (s *Studio) modelChanged() {
 	s.openModel(seq, dir, true)
 }
 
-// Reload inspects the current model folder again.
+// Reload inspects the current model folder again and reopens it when its
+// usability changed (File ▸ Check the Model Folder Again), for a folder
+// whose changes the watcher does not see or when watching is off.
 func (m Model) Reload() { m.s.opts.Go(m.s.modelChanged) }
 
 // schedulePlanLocked asks the engine for a plan of the current draft (and

@@ -160,3 +160,28 @@ func TestVanishedTakesLeaveTheLibrary(t *testing.T) {
 	}
 	wait("the removed take leaves the list", func(sn studio.Snapshot) bool { _, has := find(sn, kept.ID); return !has })
 }
+
+// TestReloadModel: without a watcher (a folder on a volume that reports no
+// changes), Reload checks the model folder again and picks up the file that
+// completed it.
+func TestReloadModel(t *testing.T) {
+	dir := t.TempDir()
+	lib, _ := studio.OpenLibrary(filepath.Join(dir, "lib"), nil)
+	s, err := studio.New(studio.Options{Engine: gatedEngine{fakeengine.New(fakeengine.Options{})}, Library: lib})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	_, wait := subscribe(t, s)
+	model := filepath.Join(dir, "model")
+	tr := filepath.Join(model, "FL2VA", "transformer")
+	os.MkdirAll(tr, 0o755)
+	s.Model().Use(model)
+	wait("incomplete", func(sn studio.Snapshot) bool { return !sn.Model.Loading && sn.Model.Info.Problem != "" })
+	os.WriteFile(filepath.Join(tr, "complete"), nil, 0o644)
+	s.Model().Reload()
+	sn := wait("complete", func(sn studio.Snapshot) bool { return sn.Model.Ready })
+	if sn.Model.Info.Problem != "" {
+		t.Errorf("ready model keeps the problem %q", sn.Model.Info.Problem)
+	}
+}
