@@ -394,10 +394,13 @@ type generation struct {
 // Qwen3-VL; cached by content hash) → denoise (denoise.go: the DiT loop) →
 // video decode (frames streamed into out), audio decode and export (out
 // closed; decode.go). ctx is checked at every step, layer, tile and block
-// boundary. On an error the caller aborts out.
+// boundary, and inside the kernels of an Interruptible backend (the CPU's:
+// one convolution of a reference video's tile takes seconds there). On an
+// error the caller aborts out.
 func (s *Session) run(ctx context.Context, p Plan, out media.Sink, t *tracker) (res Result, err error) {
 	g := &generation{s: s, ctx: ctx, p: p, r: p.Request, out: out, t: t}
 	defer compute.Recover(&err)
+	defer compute.WatchContext(s.opts.Backend, ctx)()
 	defer func() {
 		if g.hidden != nil {
 			s.opts.Backend.Free(g.hidden)

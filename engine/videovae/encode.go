@@ -89,6 +89,12 @@ func (m *Model) EncodeMoments(ctx context.Context, x *Volume, o *EncodeOptions) 
 	if err := x.CheckFinite("pixels"); err != nil {
 		return nil, err
 	}
+	// The checks and copies of a 768-class reference video's pixels take
+	// a good part of a second each on the CPU: a cancel is honoured
+	// between them.
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("videovae: encode stopped before its first tile: %w", err)
+	}
 	if o.Tiling == TileAdaptive {
 		return nil, errors.New("videovae: the encoder uses the reference tile plan (TileFixed) or none (TileOff)")
 	}
@@ -117,6 +123,9 @@ func (m *Model) EncodeMoments(ctx context.Context, x *Volume, o *EncodeOptions) 
 			reps = append(reps, last)
 		}
 		x = ConcatFrames(reps...)
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("videovae: encode stopped before its first tile: %w", err)
+		}
 	}
 	prog := Progress{Windows: clips, Tiles: tp.Tiles(), Total: clips * tp.Tiles()}
 	var parts []*Volume

@@ -197,7 +197,8 @@ func (r *encRun) causalConv(x *compute.Tensor, c conv3d, sp int, stride [3]int) 
 // and convolves.
 func (r *encRun) conv(x *compute.Tensor, c conv3d, before, after, stride [3]int) *compute.Tensor {
 	// A convolution of a reference video's tile takes seconds on the CPU:
-	// a cancel is honoured before each one, not only at block boundaries.
+	// a cancel is honoured before each one, not only at block boundaries,
+	// and inside it on an Interruptible backend (ForwardContext).
 	if err := r.ctx.Err(); err != nil {
 		compute.Try(fmt.Errorf("videovae: encoder stopped: %w", err))
 	}
@@ -224,42 +225,11 @@ func (r *encRun) conv(x *compute.Tensor, c conv3d, before, after, stride [3]int)
 		out = append(out, compute.ConvOutSize(in.Dim(a+1), k[a], stride[a], 1, 0, 0))
 	}
 	y := r.a.New(compute.F32, out...)
-	r.convParts(y, in, c, compute.ConvParams{Stride: stride[:]})
+	r.b.Conv(y, in, c.w, c.b, compute.ConvParams{Stride: stride[:]})
 	if in != x {
 		r.drop(in)
 	}
 	return y
-}
-
-// convPartFLOPs is the most work one uninterrupted part of an encoder
-// convolution does when the run can be cancelled: about 50 ms on the CPU,
-// so a cancel lands well under a second after it is asked (tests lower it).
-var convPartFLOPs = 2e9
-
-// convParts convolves in parts of output channels, checking for a cancel
-// before each, when the run can be cancelled and the convolution is
-// large (a 768-class reference video's tile: seconds on the CPU). Every
-// output channel is the same sum either way, so the result is the same.
-func (r *encRun) convParts(y, in *compute.Tensor, c conv3d, p compute.ConvParams) {
-	oc := y.Dim(0)
-	flops := 2 * float64(y.NumElements()) * float64(c.w.NumElements()/oc)
-	parts := min(oc, int(flops/convPartFLOPs)+1)
-	if r.ctx.Done() == nil || parts == 1 {
-		r.b.Conv(y, in, c.w, c.b, p)
-		return
-	}
-	step := (oc + parts - 1) / parts
-	for lo := 0; lo < oc; lo += step {
-		hi := min(lo+step, oc)
-		if err := r.ctx.Err(); err != nil {
-			compute.Try(fmt.Errorf("videovae: encoder stopped: %w", err))
-		}
-		var bias *compute.Tensor
-		if c.b != nil {
-			bias = c.b.Rows(lo, hi)
-		}
-		r.b.Conv(y.Rows(lo, hi), in, c.w.Rows(lo, hi), bias, p)
-	}
 }
 
 // linear1x1 applies a 1×1×1 convolution (a per-voxel Linear) to x [C, T, H, W].
@@ -277,11 +247,13 @@ func (e *Encoder) Forward(b compute.Backend, x *Volume) (out *Volume, err error)
 	return e.ForwardContext(context.Background(), b, x)
 }
 
-// ForwardContext is Forward that stops at the next residual block once ctx
-// is cancelled (a tile of a reference video takes seconds on the CPU; the
-// cancel must land in well under one).
+// ForwardContext is Forward that stops once ctx is cancelled: before the
+// next convolution, and inside one on an Interruptible backend (a
+// convolution of a 768-class reference video's tile takes seconds on the
+// CPU; the cancel must land in well under one).
 func (e *Encoder) ForwardContext(ctx context.Context, b compute.Backend, x *Volume) (out *Volume, err error) {
 	defer compute.Recover(&err)
+	defer compute.WatchContext(b, ctx)()
 	if x.C != e.cfg.InChannels {
 		return nil, fmt.Errorf("videovae: encoder input has %d channels, want %d", x.C, e.cfg.InChannels)
 	}

@@ -38,7 +38,10 @@ type Backend struct {
 	dispatches atomic.Int64
 	syncs      atomic.Int64
 	flops      atomic.Uint64 // float64 bits are awkward; count in units of 1 FLOP
+	watch      watches
 }
+
+var _ compute.Interruptible = (*Backend)(nil)
 
 var _ compute.Backend = (*Backend)(nil)
 

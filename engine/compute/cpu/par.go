@@ -8,7 +8,9 @@ import (
 // parallel runs fn over [0, n) split into contiguous chunks of at least grain
 // items on up to b.threads goroutines. Each index is handled exactly once;
 // callers make each output element depend on one index only, which keeps
-// results independent of the thread count.
+// results independent of the thread count. While a context is watched
+// (WatchContext), each chunk runs in pieces of grain items with a check for
+// a cancel before each.
 func (b *Backend) parallel(n, grain int, fn func(lo, hi int)) {
 	if n <= 0 {
 		return
@@ -16,6 +18,7 @@ func (b *Backend) parallel(n, grain int, fn func(lo, hi int)) {
 	if grain < 1 {
 		grain = 1
 	}
+	fn = b.watched(grain, fn)
 	workers := b.threads
 	if max := (n + grain - 1) / grain; workers > max {
 		workers = max
