@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"h3studio/app/fixture"
+	"h3studio/engine/quant"
 	"h3studio/engine/testmodel"
 	"h3studio/engine/testmodel/released"
 )
@@ -21,16 +22,24 @@ func init() {
 
 func runFixture(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("fixture", stderr,
-		"usage: h3studio fixture -d SNAPSHOT -i FIXTURE -o OUT",
+		"usage: h3studio fixture -d SNAPSHOT -i FIXTURE -o OUT [--quant int8|int4]",
 		"Computes every result of an oracle fixture family from its inputs and the snapshot,",
 		"writes them under the reference names, lists anything not computed on stderr and",
-		"then exits 1.",
+		"then exits 1. With --quant a dit_* family runs its forward with the blocks' linear",
+		"weights quantized (the cache beside the transformer, built on first use as generate",
+		"builds it) and computes only its bf16.* results.",
 	)
 	dir := fs.String("d", "", "snapshot `folder` (or a folder holding just the components the family needs)")
 	in := fs.String("i", "", "fixture `file` (.safetensors with h3_fixture metadata)")
 	out := fs.String("o", "", "output `file` for the computed tensors")
 	backend := fs.String("backend", "cpu", "compute `backend`: cpu (the reference), metal or auto")
+	quantName := fs.String("quant", "", "dit_* families: quantize the blocks' linear weights to `format` int8 or int4 (group 64)")
 	if !parseFlags(fs, args, func() bool { return *dir != "" && *in != "" && *out != "" && fs.NArg() == 0 }) {
+		return 2
+	}
+	q, err := quant.Parse(*quantName)
+	if err != nil {
+		fmt.Fprintf(stderr, "h3studio fixture: --quant: %v\n", err)
 		return 2
 	}
 	b, err := openBackend(*backend, stderr)
@@ -39,7 +48,7 @@ func runFixture(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	defer b.Close()
-	res, err := fixture.Execute(*dir, *in, *out, b)
+	res, err := fixture.ExecuteWith(*dir, *in, *out, b, fixture.Options{Quant: q})
 	if res != nil {
 		if res.Saved {
 			fmt.Fprintf(stdout, "%s: wrote %d tensors to %s\n", res.Family, len(res.Written), *out)
