@@ -161,7 +161,8 @@ func writeFolder(dir string, write func(tmp string) error) error {
 	if err != nil {
 		return err
 	}
-	if err := os.Chmod(tmp, 0o755); err == nil {
+	// One err throughout: a write error must stop the rename below.
+	if err = os.Chmod(tmp, 0o755); err == nil {
 		err = write(tmp)
 	}
 	if err == nil {

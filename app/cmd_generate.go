@@ -442,6 +442,13 @@ func generate(ctx context.Context, a generateArgs, stdout, stderr io.Writer) int
 			peak = fmt.Sprintf("%.1f MiB", float64(plan.PeakBytes)/(1<<20))
 		}
 		fmt.Fprintf(stderr, "memory: %s, predicted peak %s (%s)\n", plan.Memory, peak, plan.MemoryWhy)
+		// Each phase's prediction, for a memory run to set beside the
+		// resident set it samples in that phase (tools/fullscale/memory.sh).
+		for _, ph := range plan.Prediction.Memory.Phases {
+			gib := func(b int64) float64 { return float64(b) / (1 << 30) }
+			fmt.Fprintf(stderr, "memory: phase %s predicted %.2f GiB: %s %s %.2f GiB (weights %.2f) + held by other components %.2f GiB\n",
+				ph.Name, gib(ph.Peak()), ph.Component, ph.Residency, gib(ph.Storage.Peak), gib(ph.Storage.Weights), gib(ph.Held))
+		}
 	}
 	outputs := out.paths
 	pp := newProgressPrinter(stderr)

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"h3studio/engine/testkit"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"h3studio/engine/compute"
 	"h3studio/engine/compute/cpu"
@@ -520,4 +522,65 @@ func (e *editedSource) Names() []string {
 		}
 	}
 	return append(out, e.extra)
+}
+
+// TestReleasedPages: the pages of the mapped checkpoint behind every weight
+// the model has let go are dropped (Binder.Release): after RefineText and
+// Tables, the token refiner, context embedder, time MLP and every AdaLN
+// projection; after a streamed forward, every block too; a resident
+// forward drops nothing more. Each tensor gives back the whole pages
+// inside its bytes.
+func TestReleasedPages(t *testing.T) {
+	if _, device := testbackend.New(t).(compute.HostMapper); device {
+		t.Skip("a backend viewing the mapping from a device keeps its pages (safetensors.Binder.Release)")
+	}
+	l := load(t, fixtures[1])
+	ps := uintptr(os.Getpagesize())
+	pages := func(keep func(string) bool) int64 {
+		var n int64
+		for _, name := range l.ck.Names() {
+			if !keep(name) {
+				continue
+			}
+			d, err := l.ck.Data(name)
+			if err != nil || len(d) == 0 {
+				continue
+			}
+			start := uintptr(unsafe.Pointer(&d[0]))
+			first, last := (start+ps-1)/ps*ps, (start+uintptr(len(d)))/ps*ps
+			if last > first {
+				n += int64(last - first)
+			}
+		}
+		return n
+	}
+	prep := func(name string) bool {
+		for _, p := range []string{"token_refiner.", "condition_proj.", "time_embedder."} {
+			if strings.HasPrefix(name, p) {
+				return true
+			}
+		}
+		return strings.Contains(name, ".adaln_proj.")
+	}
+	block := func(name string) bool { return strings.HasPrefix(name, "blocks.") && !prep(name) }
+	want := pages(prep)
+	if want == 0 {
+		t.Fatal("the fixture has no tensor of a whole page: the test cannot fail")
+	}
+	for _, residency := range []compute.Residency{compute.Resident, compute.Streaming} {
+		r := newRun(t, l, dit.Options{Residency: residency})
+		if got := r.m.Counters().ReleasedBytes; got != want {
+			t.Errorf("%s: released %d bytes after RefineText and Tables, want the prep weights' %d", residency, got, want)
+		}
+		if _, _, err := r.forward(t, context.Background(), dit.ForwardOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		w := want
+		if residency == compute.Streaming {
+			w += pages(block) // each block after its forward (block 0 is bound again, for the next forward)
+		}
+		if got := r.m.Counters().ReleasedBytes; got != w {
+			t.Errorf("%s: released %d bytes after a forward, want %d", residency, got, w)
+		}
+	}
 }

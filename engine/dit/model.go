@@ -97,6 +97,9 @@ type Counters struct {
 	// ReadAheadBytes is checkpoint data asked to be read from disk ahead of
 	// use: in streaming mode, the next block's weights while a block runs.
 	ReadAheadBytes int64
+	// ReleasedBytes is checkpoint data whose pages were dropped from the
+	// process after its weights were released (Binder.Release).
+	ReleasedBytes int64
 }
 
 // Model is a MiniMax-H3 transformer bound to a checkpoint. A Model is not
@@ -135,7 +138,7 @@ type Model struct {
 	bound map[Site][][]nn.LowRank // their device copies, bound on first use
 
 	forwards, coreForwards, blocksRun, reducedBlocks, refinerRuns, tableSets atomic.Int64
-	readAhead                                                                atomic.Int64
+	readAhead, released                                                      atomic.Int64
 }
 
 // Open reads the config in configDir, maps the weights in weightsDir and
@@ -283,7 +286,7 @@ func (m *Model) Counters() Counters {
 	return Counters{
 		Forwards: m.forwards.Load(), CoreForwards: m.coreForwards.Load(), Blocks: m.blocksRun.Load(),
 		ReducedBlocks: m.reducedBlocks.Load(), RefinerRuns: m.refinerRuns.Load(), TableSets: m.tableSets.Load(),
-		ReadAheadBytes: m.readAhead.Load(),
+		ReadAheadBytes: m.readAhead.Load(), ReleasedBytes: m.released.Load(),
 	}
 }
 
@@ -303,14 +306,26 @@ func (m *Model) trace(name string, t *compute.Tensor) {
 	}
 }
 
+// free releases bound weights: their storage, and the pages of the mapped
+// checkpoint they were bound from (safetensors.Binder.Release), so that a
+// weight the model no longer holds — an AdaLN projection once the tables
+// exist, the token refiner once the text is refined, a streamed block after
+// its forward — no longer occupies memory either. The CPU backend computes
+// synchronously, so no recorded kernel still reads them; a backend whose
+// device buffers view the mapping (Metal) keeps the pages (Release says why).
 func (m *Model) free(ts ...*compute.Tensor) {
 	var live []*compute.Tensor
+	var names []string
 	for _, t := range ts {
 		if t != nil {
 			live = append(live, t)
+			if t.Name() != "" {
+				names = append(names, t.Name())
+			}
 		}
 	}
 	m.wb.Free(live...)
+	m.released.Add(m.w.Release(names...))
 }
 
 func (m *Model) bindErr(what string) error {

@@ -45,6 +45,8 @@ func bindWeight(w *safetensors.Binder, name string, dt compute.DType, q compute.
 				w.Fail("%s: %v", name, err)
 				return nil
 			}
+			// rows is a copy: the mapped codes are not read again.
+			w.Release(codes, name+quant.SuffixScales, name+quant.SuffixBiases)
 		}
 	} else {
 		info, data, ok := w.Raw(name+".weight", out, in)
@@ -57,6 +59,7 @@ func bindWeight(w *safetensors.Binder, name string, dt compute.DType, q compute.
 				w.Fail("%s: %v", name, err)
 				return nil
 			}
+			w.Release(name + ".weight") // quantized into rows: the BF16 bytes are not read again
 		}
 	}
 	st, err := b.Alloc(compute.U32, out, q.RowWords(in))

@@ -190,7 +190,10 @@ func (w *Binder) bind(name string, dt compute.DType, shape []int) *compute.Tenso
 	default:
 		vals := compute.DecodeFloat32(info.DType, data)
 		t, err = compute.FromFloat32(w.b, want, info.Shape, vals)
-		w.st.copies += t.Bytes()
+		if err == nil {
+			w.st.copies += t.Bytes()
+			w.Release(name) // the copy is bound: the stored bytes are not read again
+		}
 	}
 	if err != nil {
 		w.fail("%s: %s: %v", w.component, full, err)

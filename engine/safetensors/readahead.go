@@ -4,6 +4,8 @@ import (
 	"os"
 	"strings"
 	"unsafe"
+
+	"h3studio/engine/compute"
 )
 
 // ReadAhead asks the operating system to start reading, from disk, the
@@ -41,6 +43,64 @@ names:
 		}
 	}
 	return n
+}
+
+// Release drops from the process the mapped pages of the named tensors
+// (names below the binder's prefix) once the caller no longer reads them:
+// the AdaLN projections after the modulation tables exist, the token
+// refiner after the text is refined, a streamed block after its forward,
+// the stored bytes of a weight bound as a converted or quantized copy.
+// Without it every page of a mapped checkpoint that was ever read stays in
+// the resident set until the checkpoint is closed. Only the whole pages
+// inside a tensor's bytes are released (madvise MADV_DONTNEED), so a
+// neighbouring tensor sharing its first or last page keeps it; the mapping
+// is read-only and file-backed, so a later read (binding the tensor again)
+// pages it back in from the file. It returns the bytes released: 0 for
+// names that are missing or not in a mapped file, on platforms without the
+// advice, and on a backend that views mappings from a device
+// (compute.HostMapper: Metal), whose no-copy buffers cover each shard whole
+// for as long as it is mapped and may still have recorded GPU work reading
+// these pages; there the pages stay (clean file pages, which macOS reclaims
+// under pressure).
+func (w *Binder) Release(names ...string) int64 {
+	if _, device := w.b.(compute.HostMapper); device {
+		return 0
+	}
+	src, ok := w.src.(interface{ MappingOf(string) []byte })
+	if !ok {
+		return 0
+	}
+	var n int64
+	for _, name := range names {
+		full := w.prefix + name
+		if _, ok := w.src.Info(full); !ok || len(src.MappingOf(full)) == 0 {
+			continue
+		}
+		data, err := w.src.Data(full)
+		if err != nil {
+			continue
+		}
+		if inner := wholePages(data); len(inner) > 0 && adviseDontNeed(inner) {
+			n += int64(len(inner))
+		}
+	}
+	return n
+}
+
+// wholePages is the part of b (inside a page-aligned mapping) made of
+// whole pages: b's start rounded up and its end rounded down to pages.
+func wholePages(b []byte) []byte {
+	if len(b) == 0 {
+		return nil
+	}
+	ps := uintptr(os.Getpagesize())
+	start := uintptr(unsafe.Pointer(&b[0]))
+	first := (start + ps - 1) / ps * ps
+	last := (start + uintptr(len(b))) / ps * ps
+	if last <= first {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(&b[0]), int(first-start))), int(last-first))
 }
 
 // pageAligned extends b (inside a page-aligned mapping) back to the start

@@ -74,3 +74,72 @@ func mustData(t *testing.T, ck *Checkpoint, name string) []byte {
 	}
 	return d
 }
+
+// TestRelease: a binder's Release drops exactly the whole pages inside the
+// named tensors' bytes (never a page a neighbour shares), the data reads
+// back unchanged afterwards, and nothing is released for missing names or
+// on a backend whose device buffers view the mapping.
+func TestRelease(t *testing.T) {
+	dir := t.TempDir()
+	big := make([]float32, 5000) // 20,000 bytes: several pages
+	for i := range big {
+		big[i] = float32(i)
+	}
+	mustWrite(t, filepath.Join(dir, "m.safetensors"),
+		F32("blocks.0.w", compute.F32, compute.Shape{5000}, big),
+		F32("blocks.0.b", compute.F32, compute.Shape{3}, []float32{1, 2, 3}),
+		F32("blocks.1.w", compute.F32, compute.Shape{5000}, big))
+	ck, err := OpenDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ck.Close()
+	b := NewBinder("dit", ck, cpu.New(cpu.Options{}))
+	ps := os.Getpagesize()
+
+	var got [][]byte
+	real := adviseDontNeed
+	adviseDontNeed = func(p []byte) bool { got = append(got, p); return true }
+	data := mustData(t, ck, "blocks.1.w")
+	d0 := uintptr(unsafe.Pointer(&data[0]))
+	n := b.Sub("blocks.1.").Release("w", "missing")
+	adviseDontNeed = real
+	if len(got) != 1 {
+		t.Fatalf("%d ranges released for one tensor", len(got))
+	}
+	start := uintptr(unsafe.Pointer(&got[0][0]))
+	stop := start + uintptr(len(got[0]))
+	if start%uintptr(ps) != 0 || stop%uintptr(ps) != 0 || start < d0 || stop > d0+uintptr(len(data)) ||
+		start-d0 >= uintptr(ps) || d0+uintptr(len(data))-stop >= uintptr(ps) || n != int64(len(got[0])) {
+		t.Errorf("released [%#x, %#x) (%d bytes reported) for tensor bytes [%#x, %#x)", start, stop, n, d0, d0+uintptr(len(data)))
+	}
+	got = nil
+	adviseDontNeed = func(p []byte) bool { got = append(got, p); return true }
+	if n := b.Release("blocks.0.b"); n != 0 || len(got) != 0 {
+		t.Errorf("a 12-byte tensor (no whole page) released %d bytes in %d ranges", n, len(got))
+	}
+	adviseDontNeed = real
+
+	// The real advice: accepted on Linux and macOS, and the pages come back
+	// from the file on the next read.
+	n = b.Release("blocks.0.w", "blocks.1.w")
+	if (runtime.GOOS == "linux" || runtime.GOOS == "darwin") && n < int64(2*(20000-2*ps)) {
+		t.Errorf("released %d bytes of two 20,000-byte tensors", n)
+	}
+	for _, name := range []string{"blocks.0.w", "blocks.1.w"} {
+		if v := compute.DecodeFloat32(compute.F32, mustData(t, ck, name)); v[0] != 0 || v[4999] != 4999 || v[2500] != 2500 {
+			t.Errorf("%s after its release reads %v … %v", name, v[0], v[4999])
+		}
+	}
+
+	dev := NewBinder("dit", ck, hostMapped{cpu.New(cpu.Options{})})
+	if n := dev.Release("blocks.0.w"); n != 0 {
+		t.Errorf("released %d bytes under a backend that views the mapping from a device", n)
+	}
+}
+
+// hostMapped is a CPU backend that claims to view mappings from a device.
+type hostMapped struct{ *cpu.Backend }
+
+func (hostMapped) MapHost([]byte) error { return nil }
+func (hostMapped) UnmapHost([]byte)     {}

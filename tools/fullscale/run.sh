@@ -10,7 +10,7 @@
 # Parameters: SEED (11), BLOCKS (6), TEXT_LAYERS (12), COMPONENTS (dit,video-vae,audio-vae), FAMILIES (dit,vae,audio,text;
 # none: no reference, fixtures or comparison, and the snapshot's Ref2VA transformer, which t2va does not use, is
 # deleted), TASKS (t2va,fl2va,ref2va), CANVAS (512x512x22), TEXT_ROWS (128), REF_ARGS (more reference.py flags),
-# WORK ($TMPDIR/h3-fullscale, /tmp when unset), MEMORY (0), MEM_MODES (resident streaming), DEADLINE (540 s per take).
+# WORK ($TMPDIR/h3-fullscale, /tmp when unset), MEMORY (0), MEM_MODES (resident streaming), DEADLINE (540 s per take), CANVAS (memory.sh: 512x512x22).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 out=${OUT:-$here/out}; mkdir -p "$out"
