@@ -6,22 +6,23 @@
 # (generate's "memory: MODE, predicted peak" line, its --profile table) and `h3studio plan` for the released depth.
 # Writes OUTDIR/memory-MODE.txt and OUTDIR/memory-plan.txt (the logs and samples under WORK). Environment: H3 (the
 # binary), WORK (default OUTDIR), DEADLINE (seconds per take, default 540: a take still running then is stopped and
-# its samples so far reported).
+# its samples so far reported), CANVAS (WIDTHxHEIGHT, default 512x512).
 set -uo pipefail
 snap=${1:?usage: memory.sh SNAPSHOT OUTDIR MODE...}; out=${2:?}; shift 2
 h3=${H3:-h3studio}; deadline=${DEADLINE:-540}; work=${WORK:-$out}
+canvas=${CANVAS:-512x512}; width=${canvas%x*}; height=${canvas#*x}
 mkdir -p "$out" "$work"
 # The released snapshot's tokenizer is a stand-in (no BPE model); the memory run takes the demo checkpoint's (a
 # real byte-level BPE with the chat template's special tokens; a prompt's ids stay inside the released vocabulary).
 if grep -q stand-in "$snap/FL2VA/tokenizer/tokenizer.json" 2>/dev/null; then
   rm -rf "$work/demo"; "$h3" testmodel -o "$work/demo" >/dev/null && cp "$work/demo/FL2VA/tokenizer/"* "$snap/FL2VA/tokenizer/"
 fi
-"$h3" plan -canvas 512x512 -frames 22 -steps 2 >"$out/memory-plan.txt" 2>&1
-"$h3" plan -canvas 512x512 -frames 22 -steps 2 -layers 35 -component dit >>"$out/memory-plan.txt" 2>&1
+"$h3" plan -canvas "$canvas" -frames 22 -steps 2 >"$out/memory-plan.txt" 2>&1
+"$h3" plan -canvas "$canvas" -frames 22 -steps 2 -layers 35 -component dit >>"$out/memory-plan.txt" 2>&1
 for mode in "$@"; do
   log=$work/memory-$mode.log; rep=$out/memory-$mode.txt
   /usr/bin/time -f "ru_maxrss %M KB, %e s wall, %U s user" -o "$work/time-$mode" \
-    "$h3" generate -d "$snap" -p "a test" --width 512 --height 512 --frames 22 --steps 2 --memory "$mode" --profile \
+    "$h3" generate -d "$snap" -p "a test" --width "$width" --height "$height" --frames 22 --steps 2 --memory "$mode" --profile \
     -o '' --frames-dir "$work/frames-$mode" --wav "$work/take-$mode.wav" >"$log" 2>&1 &
   tpid=$!; pid=""
   for _ in $(seq 50); do pid=$(pgrep -P "$tpid" | head -n 1); [ -n "$pid" ] && break; sleep 0.1; done
