@@ -35,6 +35,7 @@ type Backend struct {
 	opts       Options
 	threads    int
 	mem        compute.Memory
+	maps       mappings
 	dispatches atomic.Int64
 	syncs      atomic.Int64
 	flops      atomic.Uint64 // float64 bits are awkward; count in units of 1 FLOP
@@ -68,30 +69,30 @@ func (b *Backend) Device() compute.DeviceInfo {
 	}
 }
 
-// buffer is CPU storage: an 8-byte-aligned Go slice or a view of host memory.
+// buffer is CPU storage: a page-aligned anonymous mapping (storage.go), an
+// 8-byte-aligned Go slice or a view of host memory.
 type buffer struct {
-	b     *Backend
-	data  []byte
-	owned bool // counted in live bytes
-	freed atomic.Bool
+	b      *Backend
+	data   []byte
+	owned  bool // counted in live bytes
+	mapped bool // data is a mapping, given back by Free
+	freed  atomic.Bool
 }
 
 func (u *buffer) Backend() compute.Backend { return u.b }
 func (u *buffer) Size() int64              { return int64(len(u.data)) }
 
-// Alloc returns zeroed storage (Go memory is always zeroed).
+// Alloc returns zeroed storage: storage of 1 MiB or more is an anonymous
+// mapping that Free returns to the OS (OracleGoAlloc: the Go heap), smaller
+// storage a Go slice.
 func (b *Backend) Alloc(dt compute.DType, shape ...int) (*compute.Tensor, error) {
 	s := compute.Shape(shape)
 	n := compute.AllocBytes("cpu", dt, s)
 	if lim := b.opts.MemoryLimit; lim > 0 && b.mem.Live()+n > lim {
 		return nil, &compute.AllocError{Backend: "cpu", Bytes: n, Live: b.mem.Live(), Err: fmt.Errorf("memory limit %d bytes", lim)}
 	}
-	words := make([]uint64, (n+7)/8)
-	var data []byte
-	if len(words) > 0 {
-		data = unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), n)
-	}
-	u := &buffer{b: b, data: data, owned: true}
+	data, mapped := b.maps.alloc(n, b.opts.Oracles.Has(OracleGoAlloc))
+	u := &buffer{b: b, data: data, owned: true, mapped: mapped}
 	b.mem.Add(n, true)
 	return compute.NewTensor(dt, s, u, 0), nil
 }
@@ -133,11 +134,15 @@ func (b *Backend) Download(dst []byte, src *compute.Tensor) error {
 	return nil
 }
 
-// Free releases storage made by Alloc or Wrap.
+// Free releases storage made by Alloc or Wrap; a mapping goes back to the
+// OS now. A tensor must not be used after Free: its kernels and Bytes panic.
 func (b *Backend) Free(ts ...*compute.Tensor) {
 	compute.FreeEach(ts, func(u *buffer) {
 		if u.b == b && !u.freed.Swap(true) {
 			b.mem.Remove(int64(len(u.data)), u.owned)
+			if u.mapped {
+				b.maps.release(u.data)
+			}
 		}
 	})
 }
@@ -163,8 +168,12 @@ func (b *Backend) Stats() compute.Stats {
 // ResetPeak sets the peaks to the storage now (compute.Memory.ResetPeak).
 func (b *Backend) ResetPeak() { b.mem.ResetPeak() }
 
-// Close does nothing.
-func (b *Backend) Close() error { return nil }
+// Close unmaps the freed storage the backend still holds reserved. Storage
+// not yet freed stays valid.
+func (b *Backend) Close() error {
+	b.maps.flush()
+	return nil
+}
 
 func (b *Backend) dispatch(flops float64) {
 	b.dispatches.Add(1)
@@ -179,6 +188,9 @@ func bytesOf(t *compute.Tensor) []byte {
 	u, ok := buf.(*buffer)
 	if !ok {
 		panic(fmt.Sprintf("cpu: tensor %v does not belong to a CPU backend", t))
+	}
+	if u.freed.Load() {
+		panic(fmt.Sprintf("cpu: tensor %v used after Free", t))
 	}
 	return u.data[off : off+t.Bytes()]
 }
