@@ -96,6 +96,123 @@ def load_transformer(snapshot, partition, device):
     return cfg, f32, mixed
 
 
+class BlockStore:
+    """The transformer blocks of a partition read from the snapshot one block at a time, converted key by key as
+    load_transformer does (QKV reordered and split, fc1 halves swapped), in their stored dtypes, on the device.
+    With cache=True each block's converted tensors stay on the device after their first read (the mixed-precision
+    forward after the float32 one then reads nothing again: 62 GiB of BF16 blocks fit the H200 beside one float32
+    block); else every use reads the block again."""
+
+    def __init__(self, folder, cfg, device, cache):
+        index = os.path.join(folder, "model.safetensors.index.json")
+        if os.path.isfile(index):
+            wmap = json.load(open(index))["weight_map"]
+        else:
+            wmap = {k: "model.safetensors" for k in mf.h3_st.load_file(os.path.join(folder, "model.safetensors"))}
+        self.folder, self.cfg, self.device, self.cache = folder, cfg, device, cache
+        self.keys = {}  # block index -> [(original key, shard)]
+        self.rest = []  # everything outside the block stack
+        for key, shard in sorted(wmap.items()):
+            if key.startswith("blocks."):
+                self.keys.setdefault(int(key.split(".")[1]), []).append((key, shard))
+            else:
+                self.rest.append((key, shard))
+        if sorted(self.keys) != list(range(cfg["num_layers"])):
+            raise SystemExit(f"reference: {folder} holds blocks {sorted(self.keys)[:3]}..., the config {cfg['num_layers']}")
+        self.handles, self.cached, self.read_s, self.read_bytes = {}, {}, 0.0, 0
+
+    def _tensor(self, key, shard):
+        try:
+            from safetensors import safe_open
+        except ImportError:  # the dependency-free reader loads a whole shard: fine at small sizes only
+            if shard not in self.handles:
+                self.handles[shard] = mf.h3_st.load_file(os.path.join(self.folder, shard))
+            return self.handles[shard][key]
+        if shard not in self.handles:
+            self.handles[shard] = safe_open(os.path.join(self.folder, shard), framework="pt", device="cpu")
+        return self.handles[shard].get_tensor(key)
+
+    def _convert(self, pairs, strip):
+        out = {}
+        for key, shard in pairs:
+            t = self._tensor(key, shard).to(self.device)
+            self.read_bytes += t.numel() * t.element_size()
+            if key.endswith(".attn.qkv_proj.weight"):
+                t = CONV.reorder_interleaved_qkv(t, self.cfg["num_attention_heads"], self.cfg["attention_head_dim"])
+            for k, v in CONV.convert_transformer_key(key, t, self.cfg):
+                out[k[len(strip):]] = v
+        return out
+
+    def rest_state(self):
+        return self._convert(self.rest, "")
+
+    def block(self, i):
+        """Block i's diffusers state dict (keys relative to transformer_blocks.i), stored dtypes, on the device."""
+        if i in self.cached:
+            return self.cached[i]
+        t0 = time.time()
+        state = self._convert(self.keys[i], f"transformer_blocks.{i}.")
+        torch.cuda.synchronize() if str(self.device).startswith("cuda") else None
+        self.read_s += time.time() - t0
+        if self.cache:
+            self.cached[i] = state
+        return state
+
+
+def streamed_transformer(store, cfg, device, rest, mixed):
+    """A MiniMaxH3Transformer3DModel whose blocks live on the meta device: a forward pre-hook on each block loads
+    its weights from store (float32, or the released mixed precision's dtypes: from_pretrained(torch_dtype=bfloat16)
+    keeps _keep_in_fp32_modules in float32, every other weight BF16, as mf.to_mixed_precision does), a forward hook
+    frees them again. The rest of the model (embedders, token refiner, time MLP, heads) is resident."""
+    with built_on(device):
+        model = MiniMaxH3Transformer3DModel(**dict(cfg, num_layers=0))
+    if mixed:
+        model = mf.to_mixed_precision(model, rest)
+    else:
+        model.load_state_dict({k: v.float() for k, v in rest.items()}, strict=True)
+    model = model.to(device).eval()
+    keep = model._keep_in_fp32_modules or []
+    block_cls = sys.modules[MiniMaxH3Transformer3DModel.__module__].MiniMaxH3TransformerBlock
+    with torch.device("meta"):
+        blocks = [block_cls(hidden_size=cfg["hidden_size"], num_attention_heads=cfg["num_attention_heads"],
+                            attention_head_dim=cfg["attention_head_dim"], ffn_dim=cfg["ffn_dim"],
+                            time_embed_dim=cfg["time_embed_dim"], norm_eps=cfg["norm_eps"], qk_norm_eps=cfg["qk_norm_eps"])
+                  for _ in range(cfg["num_layers"])]
+    model.transformer_blocks = torch.nn.ModuleList(blocks)
+
+    def dtype_of(i, name, t):
+        if not t.is_floating_point():
+            return t
+        if not mixed:
+            return t.float()
+        full = f"transformer_blocks.{i}.{name}"
+        return t.float() if any(m in full for m in keep) else t.float().to(torch.bfloat16)
+
+    def load(i):
+        def pre(block, args, kwargs=None):
+            state = {k: dtype_of(i, k, v) for k, v in store.block(i).items()}
+            block.load_state_dict(state, strict=True, assign=True)
+        return pre
+
+    def free(block, args, out):
+        block.to_empty(device="meta")
+
+    for i, blk in enumerate(model.transformer_blocks):
+        blk.register_forward_pre_hook(load(i))
+        blk.register_forward_hook(free)
+    return model
+
+
+def load_streamed(snapshot, partition, device, cache):
+    cfg = transformer_config(snapshot, partition)
+    store = BlockStore(os.path.join(snapshot, partition, "transformer"), cfg, device, cache)
+    rest = store.rest_state()
+    f32 = streamed_transformer(store, cfg, device, rest, mixed=False)
+    mixed = streamed_transformer(store, cfg, device, rest, mixed=True)
+    del rest
+    return cfg, f32, mixed, store
+
+
 def released_layouts(num_frames, latent_h, latent_w, text_rows):
     """t2va / fl2va (both keyframes) / ref2va (two images) packed layouts at a released geometry."""
     patch = (1, 2, 2)
@@ -151,7 +268,18 @@ def dit_fixtures(args, manifest):
         if not names:
             continue
         t0 = time.time()
-        cfg, f32, mixed = load_transformer(args.snapshot, partition, args.device)
+        cfg = transformer_config(args.snapshot, partition)
+        stream = args.stream == "on" or (args.stream == "auto" and cfg["num_layers"] > 8)
+        store = None
+        if stream:
+            folder = os.path.join(args.snapshot, partition, "transformer")
+            size = sum(os.path.getsize(os.path.join(folder, f)) for f in os.listdir(folder) if f.endswith(".safetensors"))
+            cache = args.device.startswith("cuda") and torch.cuda.mem_get_info()[0] > size + (24 << 30)
+            cfg, f32, mixed, store = load_streamed(args.snapshot, partition, args.device, cache)
+            print(f"  {partition}: {cfg['num_layers']} blocks streamed from {folder} ({size / 2**30:.1f} GiB; "
+                  f"{'kept on the device after the first read' if cache else 'read again for each precision'})", flush=True)
+        else:
+            cfg, f32, mixed = load_transformer(args.snapshot, partition, args.device)
         mf.TINY_DIT = cfg  # the oracle's builders read the transformer config from here
         timings[f"load_{partition}_s"] = round(time.time() - t0, 1)
         for name in names:
@@ -163,8 +291,12 @@ def dit_fixtures(args, manifest):
             timings[f"dit_{name}_s"] = round(time.time() - t0, 2)
             rows = int(lays[name]["token_tags"].numel())
             print(f"  dit_{name}: {rows} rows, {cfg['num_layers']} blocks, {timings[f'dit_{name}_s']} s (both precisions)", flush=True)
+            if store is not None:
+                print(f"    checkpoint read so far: {store.read_bytes / 2**30:.1f} GiB; block reads took {store.read_s:.1f} s", flush=True)
             write(fx, args.out, manifest, f"_{w}x{h}x{frames}")
-        del f32, mixed
+        if store is not None:
+            timings[f"block_reads_{partition}_s"] = round(store.read_s, 1)
+        del f32, mixed, store
         torch.cuda.empty_cache() if args.device.startswith("cuda") else None
     return timings
 
@@ -393,6 +525,8 @@ def main():
     p.add_argument("--vae-latent-frames", type=int, default=7, help="latent frames of the video VAE decode (5 = one 17-frame window)")
     p.add_argument("--f64", action="store_true", help="video VAE: the float64 run of the official code is the reference")
     p.add_argument("--vae-size", type=int, default=512, help="square canvas of the video VAE decode and encode")
+    p.add_argument("--stream", choices=("auto", "on", "off"), default="auto",
+                   help="DiT: keep the blocks on the meta device and load each from the snapshot for its forward (auto: past 8 blocks)")
     p.add_argument("--text-rows", type=int, default=128)
     p.add_argument("--text-image", default="512x512", help="WxH of the text encoder's picture (32-aligned)")
     args = p.parse_args()
