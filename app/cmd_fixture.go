@@ -72,7 +72,8 @@ func runFixture(args []string, stdout, stderr io.Writer) int {
 func runTestModel(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("testmodel", stderr,
 		"usage: h3studio testmodel -o DIR [--force] [--size demo|released] [--layout original]",
-		"                          [--components dit,text-encoder,vision,video-vae,audio-vae] [--blocks N] [--text-layers N] [--seed S]",
+		"                          [--components dit,text-encoder,vision,video-vae,audio-vae] [--partitions fl2va,ref2va]",
+		"                          [--blocks N] [--text-layers N] [--seed S] [--print-bytes]",
 		"Writes a complete MiniMax-H3 snapshot in the released layout (FL2VA/ and Ref2VA/) with deterministic",
 		"random weights: --size demo is H3 Studio's demo checkpoint (tiny widths, for trying the app);",
 		"--size released has the released configs and tensor inventory (docs/fullscale.md), streamed to disk.",
@@ -82,11 +83,17 @@ func runTestModel(args []string, stdout, stderr io.Writer) int {
 	size := fs.String("size", "demo", "`demo` (tiny widths, seconds) or released (the released widths: tens of GB)")
 	layout := fs.String("layout", "original", "released size: the `layout` (original: FL2VA/ and Ref2VA/)")
 	comps := fs.String("components", "", "released size: comma-separated `list` of "+strings.Join(released.AllComponents, ",")+" (default all)")
+	parts := fs.String("partitions", "", "released size: comma-separated `list` of fl2va,ref2va (default both; the first holds the shared components)")
+	printBytes := fs.Bool("print-bytes", false, "released size: print the bytes the tensors would take and write nothing (no -o needed)")
 	blocks := fs.Int("blocks", 0, "released size: DiT `depth` (0: the released 50), full width")
 	textLayers := fs.Int("text-layers", 0, "released size: text-encoder `depth` (0: the released 64), full width")
 	seed := fs.Uint64("seed", 0, "released size: weight `seed`; the same seed writes the same bytes")
 	workers := fs.Int("j", 0, "released size: `goroutines` drawing each tensor (0: all cores)")
-	if !parseFlags(fs, args, func() bool { return *out != "" && fs.NArg() == 0 }) {
+	if !parseFlags(fs, args, func() bool { return (*out != "" || *printBytes) && fs.NArg() == 0 }) {
+		return 2
+	}
+	if *printBytes && *size != "released" {
+		fmt.Fprintln(stderr, "h3studio testmodel: --print-bytes needs --size released")
 		return 2
 	}
 	var write func(dir string) error
@@ -103,9 +110,21 @@ func runTestModel(args []string, stdout, stderr io.Writer) int {
 		if *comps != "" {
 			o.Components = strings.Split(*comps, ",")
 		}
+		if *parts != "" {
+			o.Partitions = strings.Split(*parts, ",")
+		}
 		if err := released.Check(o); err != nil {
 			fmt.Fprintf(stderr, "h3studio testmodel: %v\n", err)
 			return 2
+		}
+		if *printBytes {
+			n, err := released.Bytes(o)
+			if err != nil {
+				fmt.Fprintf(stderr, "h3studio testmodel: %v\n", err)
+				return 1
+			}
+			fmt.Fprintln(stdout, n)
+			return 0
 		}
 		write = func(dir string) error {
 			return writeFolder(dir, func(tmp string) error { return released.Write(tmp, o) })

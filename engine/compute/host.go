@@ -4,6 +4,9 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"runtime"
+	"sync"
+	"sync/atomic"
 )
 
 // EncodeFloat32 converts float32 values to little-endian bytes of dtype dt
@@ -172,4 +175,34 @@ func ToInt64(t *Tensor) ([]int64, error) {
 		return nil, err
 	}
 	return DecodeInt64(t.DType(), raw), nil
+}
+
+// ConvertFloat converts little-endian values of dtype src to dtype dst, as
+// EncodeFloat32(dst, DecodeFloat32(src, b)) does, in chunks on all cores:
+// binding a 50-block checkpoint's weights upcast to float32 converts 33 B
+// values, which one core does at about 150 M values a second.
+func ConvertFloat(dst, src DType, b []byte) []byte {
+	n := len(b) / src.Size()
+	out := make([]byte, n*dst.Size())
+	const chunk = 1 << 16
+	chunks := (n + chunk - 1) / chunk
+	workers := min(runtime.GOMAXPROCS(0), chunks)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				c := int(next.Add(1) - 1)
+				if c >= chunks {
+					return
+				}
+				lo, hi := c*chunk, min(n, (c+1)*chunk)
+				copy(out[lo*dst.Size():], EncodeFloat32(dst, DecodeFloat32(src, b[lo*src.Size():hi*src.Size()])))
+			}
+		}()
+	}
+	wg.Wait()
+	return out
 }

@@ -187,6 +187,11 @@ func (w *Binder) bind(name string, dt compute.DType, shape []int) *compute.Tenso
 	case want == info.DType:
 		w.mapShard(full)
 		t, err = w.b.Wrap(want, info.Shape, data)
+	case info.DType.IsFloat() && want.IsFloat():
+		if t, err = w.b.Alloc(want, info.Shape...); err == nil {
+			err = w.b.Upload(t, compute.ConvertFloat(want, info.DType, data))
+			w.st.copies += t.Bytes()
+		}
 	default:
 		vals := compute.DecodeFloat32(info.DType, data)
 		t, err = compute.FromFloat32(w.b, want, info.Shape, vals)

@@ -6,7 +6,8 @@ from the original layout in memory by the official converter's per-key functions
 `h3studio fixture` format (../shared/oracle/FIXTURES.md): the DiT families (dit_t2va, dit_fl2va, dit_ref2va;
 float32 and the released mixed precision) at the released geometries, the video VAE decode of one 512² window
 and encode of one picture, the audio VAE decode and encode of 0.92 s, and the Qwen3-VL text encoder with its vision
-tower on one picture (text_fl2va, through the text-side oracle make_text_fixtures.py and transformers).
+tower on one picture, a video and both (text_fl2va, text_video, text_ref2va, through the text-side oracle
+make_text_fixtures.py and transformers).
 
     python3 reference.py --snapshot SNAP --out FIXDIR [--device cuda] [--families dit,vae,audio,text] [--canvas 512x512x22]
 
@@ -96,6 +97,123 @@ def load_transformer(snapshot, partition, device):
     return cfg, f32, mixed
 
 
+class BlockStore:
+    """The transformer blocks of a partition read from the snapshot one block at a time, converted key by key as
+    load_transformer does (QKV reordered and split, fc1 halves swapped), in their stored dtypes, on the device.
+    With cache=True each block's converted tensors stay on the device after their first read (the mixed-precision
+    forward after the float32 one then reads nothing again: 62 GiB of BF16 blocks fit the H200 beside one float32
+    block); else every use reads the block again."""
+
+    def __init__(self, folder, cfg, device, cache):
+        index = os.path.join(folder, "model.safetensors.index.json")
+        if os.path.isfile(index):
+            wmap = json.load(open(index))["weight_map"]
+        else:
+            wmap = {k: "model.safetensors" for k in mf.h3_st.load_file(os.path.join(folder, "model.safetensors"))}
+        self.folder, self.cfg, self.device, self.cache = folder, cfg, device, cache
+        self.keys = {}  # block index -> [(original key, shard)]
+        self.rest = []  # everything outside the block stack
+        for key, shard in sorted(wmap.items()):
+            if key.startswith("blocks."):
+                self.keys.setdefault(int(key.split(".")[1]), []).append((key, shard))
+            else:
+                self.rest.append((key, shard))
+        if sorted(self.keys) != list(range(cfg["num_layers"])):
+            raise SystemExit(f"reference: {folder} holds blocks {sorted(self.keys)[:3]}..., the config {cfg['num_layers']}")
+        self.handles, self.cached, self.read_s, self.read_bytes = {}, {}, 0.0, 0
+
+    def _tensor(self, key, shard):
+        try:
+            from safetensors import safe_open
+        except ImportError:  # the dependency-free reader loads a whole shard: fine at small sizes only
+            if shard not in self.handles:
+                self.handles[shard] = mf.h3_st.load_file(os.path.join(self.folder, shard))
+            return self.handles[shard][key]
+        if shard not in self.handles:
+            self.handles[shard] = safe_open(os.path.join(self.folder, shard), framework="pt", device="cpu")
+        return self.handles[shard].get_tensor(key)
+
+    def _convert(self, pairs, strip):
+        out = {}
+        for key, shard in pairs:
+            t = self._tensor(key, shard).to(self.device)
+            self.read_bytes += t.numel() * t.element_size()
+            if key.endswith(".attn.qkv_proj.weight"):
+                t = CONV.reorder_interleaved_qkv(t, self.cfg["num_attention_heads"], self.cfg["attention_head_dim"])
+            for k, v in CONV.convert_transformer_key(key, t, self.cfg):
+                out[k[len(strip):]] = v
+        return out
+
+    def rest_state(self):
+        return self._convert(self.rest, "")
+
+    def block(self, i):
+        """Block i's diffusers state dict (keys relative to transformer_blocks.i), stored dtypes, on the device."""
+        if i in self.cached:
+            return self.cached[i]
+        t0 = time.time()
+        state = self._convert(self.keys[i], f"transformer_blocks.{i}.")
+        torch.cuda.synchronize() if str(self.device).startswith("cuda") else None
+        self.read_s += time.time() - t0
+        if self.cache:
+            self.cached[i] = state
+        return state
+
+
+def streamed_transformer(store, cfg, device, rest, mixed):
+    """A MiniMaxH3Transformer3DModel whose blocks live on the meta device: a forward pre-hook on each block loads
+    its weights from store (float32, or the released mixed precision's dtypes: from_pretrained(torch_dtype=bfloat16)
+    keeps _keep_in_fp32_modules in float32, every other weight BF16, as mf.to_mixed_precision does), a forward hook
+    frees them again. The rest of the model (embedders, token refiner, time MLP, heads) is resident."""
+    with built_on(device):
+        model = MiniMaxH3Transformer3DModel(**dict(cfg, num_layers=0))
+    if mixed:
+        model = mf.to_mixed_precision(model, rest)
+    else:
+        model.load_state_dict({k: v.float() for k, v in rest.items()}, strict=True)
+    model = model.to(device).eval()
+    keep = model._keep_in_fp32_modules or []
+    block_cls = sys.modules[MiniMaxH3Transformer3DModel.__module__].MiniMaxH3TransformerBlock
+    with torch.device("meta"):
+        blocks = [block_cls(hidden_size=cfg["hidden_size"], num_attention_heads=cfg["num_attention_heads"],
+                            attention_head_dim=cfg["attention_head_dim"], ffn_dim=cfg["ffn_dim"],
+                            time_embed_dim=cfg["time_embed_dim"], norm_eps=cfg["norm_eps"], qk_norm_eps=cfg["qk_norm_eps"])
+                  for _ in range(cfg["num_layers"])]
+    model.transformer_blocks = torch.nn.ModuleList(blocks)
+
+    def dtype_of(i, name, t):
+        if not t.is_floating_point():
+            return t
+        if not mixed:
+            return t.float()
+        full = f"transformer_blocks.{i}.{name}"
+        return t.float() if any(m in full for m in keep) else t.float().to(torch.bfloat16)
+
+    def load(i):
+        def pre(block, args, kwargs=None):
+            state = {k: dtype_of(i, k, v) for k, v in store.block(i).items()}
+            block.load_state_dict(state, strict=True, assign=True)
+        return pre
+
+    def free(block, args, out):
+        block.to_empty(device="meta")
+
+    for i, blk in enumerate(model.transformer_blocks):
+        blk.register_forward_pre_hook(load(i))
+        blk.register_forward_hook(free)
+    return model
+
+
+def load_streamed(snapshot, partition, device, cache):
+    cfg = transformer_config(snapshot, partition)
+    store = BlockStore(os.path.join(snapshot, partition, "transformer"), cfg, device, cache)
+    rest = store.rest_state()
+    f32 = streamed_transformer(store, cfg, device, rest, mixed=False)
+    mixed = streamed_transformer(store, cfg, device, rest, mixed=True)
+    del rest
+    return cfg, f32, mixed, store
+
+
 def released_layouts(num_frames, latent_h, latent_w, text_rows):
     """t2va / fl2va (both keyframes) / ref2va (two images) packed layouts at a released geometry."""
     patch = (1, 2, 2)
@@ -151,7 +269,18 @@ def dit_fixtures(args, manifest):
         if not names:
             continue
         t0 = time.time()
-        cfg, f32, mixed = load_transformer(args.snapshot, partition, args.device)
+        cfg = transformer_config(args.snapshot, partition)
+        stream = args.stream == "on" or (args.stream == "auto" and cfg["num_layers"] > 8)
+        store = None
+        if stream:
+            folder = os.path.join(args.snapshot, partition, "transformer")
+            size = sum(os.path.getsize(os.path.join(folder, f)) for f in os.listdir(folder) if f.endswith(".safetensors"))
+            cache = args.device.startswith("cuda") and torch.cuda.mem_get_info()[0] > size + (24 << 30)
+            cfg, f32, mixed, store = load_streamed(args.snapshot, partition, args.device, cache)
+            print(f"  {partition}: {cfg['num_layers']} blocks streamed from {folder} ({size / 2**30:.1f} GiB; "
+                  f"{'kept on the device after the first read' if cache else 'read again for each precision'})", flush=True)
+        else:
+            cfg, f32, mixed = load_transformer(args.snapshot, partition, args.device)
         mf.TINY_DIT = cfg  # the oracle's builders read the transformer config from here
         timings[f"load_{partition}_s"] = round(time.time() - t0, 1)
         for name in names:
@@ -163,8 +292,12 @@ def dit_fixtures(args, manifest):
             timings[f"dit_{name}_s"] = round(time.time() - t0, 2)
             rows = int(lays[name]["token_tags"].numel())
             print(f"  dit_{name}: {rows} rows, {cfg['num_layers']} blocks, {timings[f'dit_{name}_s']} s (both precisions)", flush=True)
+            if store is not None:
+                print(f"    checkpoint read so far: {store.read_bytes / 2**30:.1f} GiB; block reads took {store.read_s:.1f} s", flush=True)
             write(fx, args.out, manifest, f"_{w}x{h}x{frames}")
-        del f32, mixed
+        if store is not None:
+            timings[f"block_reads_{partition}_s"] = round(store.read_s, 1)
+        del f32, mixed, store
         torch.cuda.empty_cache() if args.device.startswith("cuda") else None
     return timings
 
@@ -299,12 +432,43 @@ def audio_fixture(args, manifest):
     return {"audio_vae_s": round(time.time() - t0, 1)}
 
 
+def text_cases(mt, seed, n_img, n_vid, blocks, cases):
+    """The tiny-size oracle's presentations (make_text_fixtures.build_cases) at the released size: fl2va (label,
+    one picture block, prompt), video (a reference video with its soundtrack: '<Audio 1>: ' '<Video 1>: ', then per
+    2-frame block '<t seconds>' + its video block, then the prompt) and ref2va (the picture block, then the video's)."""
+    def picture(p):
+        p.text(seed, "<Picture 1>: ", mt.LABEL_LENGTHS["<Picture 1>: "])
+        p.vision("image_pad", n_img)
+
+    def video(p):
+        p.text(seed, "<Audio 1>: ", mt.LABEL_LENGTHS["<Audio 1>: "])
+        p.text(seed, "<Video 1>: ", mt.LABEL_LENGTHS["<Video 1>: "])
+        for b in range(blocks):  # 2 fps: block b starts at b + 0.2 s, as the tiny oracle's two labels
+            p.text(seed, f"<{b + 0.2:.1f} seconds>", 6)
+            p.vision("video_pad", n_vid)
+
+    out = {}
+    for name, parts, prompt, n in (("fl2va", (picture,), "fl2va prompt", 24), ("video", (video,), "video prompt", 20),
+                                   ("ref2va", (picture, video), "ref2va prompt", 20)):
+        if name not in cases:
+            continue
+        p = mt.Presentation()
+        for part in parts:
+            part(p)
+        p.text(seed, prompt, n)
+        out[name] = {"pres": p, "image": picture in parts, "video": video in parts}
+    return out
+
+
 def text_fixture(args, manifest):
-    """text_fl2va at the released width: the snapshot's Qwen3-VL (every decoder layer it holds; the tap is
-    hidden_states[layers - 1], so one layer follows it as in the release) with one picture of --text-image pixels
-    through the full 27-block vision tower, recorded by the text-side oracle's hooks (make_text_fixtures.py) from
-    transformers' Qwen3VLForConditionalGeneration. float32 tensors come from the float64 run of the same model when
-    --f64 is given (the float32 GPU run's own departure is recorded); bf16 from the model loaded in BF16."""
+    """text_fl2va, text_video and text_ref2va at the released width: the snapshot's Qwen3-VL (every decoder layer it
+    holds; the tap is hidden_states[layers - 1], so one layer follows it as in the release) with one picture of
+    --text-image pixels and a reference video of --text-video frames through the full 27-block vision tower, recorded
+    by the text-side oracle's hooks (make_text_fixtures.py) from transformers' Qwen3VLForConditionalGeneration, in the
+    tiny oracle's presentations (text_cases). Each fixture carries every input it needs (the tiny text_ref2va borrows
+    its pixels from the other two). float32 tensors come from the float64 run of the same model when --f64 is given
+    (the float32 GPU run's own departure is recorded); bf16 from the model loaded in BF16."""
+    import numpy as np
     import transformers
     import make_text_fixtures as mt
 
@@ -317,67 +481,80 @@ def text_fixture(args, manifest):
     mt.TINY_TEXT, mt.TINY_VISION = cfg["text_config"], cfg["vision_config"]
     mt.IDS, mt.TINY_PLAIN_VOCAB, mt.TAP = dict(mt.REAL_IDS), mt.REAL_FIRST_ADDED_ID, layers - 1
     h, w = (int(x) for x in args.text_image.split("x"))
+    vt, vw, vh = (int(x) for x in args.text_video.split("x"))
     vm = cfg["vision_config"]["patch_size"] * cfg["vision_config"]["spatial_merge_size"]
-    pres = mt.Presentation()
-    pres.text(args.seed, "<Picture 1>: ", mt.LABEL_LENGTHS["<Picture 1>: "])
-    pres.vision("image_pad", (h // vm) * (w // vm))
-    pres.text(args.seed, "fl2va prompt", 24)
-    case = {"pres": pres, "image": True, "video": False}
+    if vt % 2 or vw % vm or vh % vm or w % vm or h % vm:
+        raise SystemExit(f"reference: --text-image {args.text_image} / --text-video {args.text_video}: sizes must be multiples of {vm}, frames even")
+    cases = text_cases(mt, args.seed, (h // vm) * (w // vm), (vh // vm) * (vw // vm), vt // 2, args.text_cases.split(","))
     image = mt.make_frames(args.seed, "fullscale_picture", 1, h, w)[0]
-    proc_note = "transformers image processor"
+    frames = mt.make_frames(args.seed, "fullscale_video", vt, vh, vw)
+    proc_note = "transformers image and video processors"
+    procs, pnotes = mt.load_processors(transformers, te, print)
+    inputs = {}
     try:
-        procs, _ = mt.load_processors(transformers, te, print)
         from PIL import Image
         got = procs["image"](images=[Image.fromarray(image)], return_tensors="pt")
-        inputs = {"pixel_values": got["pixel_values"].float(), "image_grid_thw": got["image_grid_thw"].long()}
+        inputs.update(pixel_values=got["pixel_values"].float(), image_grid_thw=got["image_grid_thw"].long())
     except Exception as exc:  # noqa: BLE001  (no PIL/torchvision: a 32-aligned canvas resizes to itself)
-        proc_note = f"own_patchify (identity resize; the processor failed: {exc!r})"
+        proc_note = f"own_patchify for the picture (identity resize; the image processor failed: {exc!r})"
         pv, grid = mt.own_patchify(image[None], cfg["vision_config"]["patch_size"], cfg["vision_config"]["spatial_merge_size"],
                                    cfg["vision_config"]["temporal_patch_size"])
-        inputs = {"pixel_values": pv, "image_grid_thw": torch.tensor([grid])}
-    print(f"  text: {layers} layers, tap hidden_states[{mt.TAP}], picture {w}x{h}, {len(pres.ids)} tokens; {proc_note}", flush=True)
+        inputs.update(pixel_values=pv, image_grid_thw=torch.tensor([grid]))
+    if any(c["video"] for c in cases.values()):
+        vid = procs["video"](videos=[np.stack(list(frames))], do_sample_frames=False, return_tensors="pt")
+        inputs.update(pixel_values_videos=vid["pixel_values_videos"].float(), video_grid_thw=vid["video_grid_thw"].long())
+    for name, case in cases.items():
+        print(f"  text_{name}: {len(case['pres'].ids)} tokens", flush=True)
+    print(f"  text: {layers} layers, tap hidden_states[{mt.TAP}], picture {w}x{h}, video {vt} frames of {vw}x{vh}; {proc_note}; "
+          f"video processor: {pnotes.get('video')}", flush=True)
     dev = torch.device(args.device)
-    timings = {}
-    t0 = time.time()
-    model16, _ = mt.load_hf_model(transformers, te, torch.bfloat16, dev)
-    timings["text_load_bf16_s"] = round(time.time() - t0, 1)
-    t0 = time.time()
-    caps16, _ = mt.hf_forward(model16, case, inputs, dev, print)
-    timings["text_bf16_s"] = round(time.time() - t0, 2)
-    del model16
-    torch.cuda.empty_cache() if args.device.startswith("cuda") else None
-    t0 = time.time()
-    model32, _ = mt.load_hf_model(transformers, te, torch.float32, dev)
-    timings["text_load_f32_s"] = round(time.time() - t0, 1)
-    t0 = time.time()
-    caps32, _ = mt.hf_forward(model32, case, inputs, dev, print)
-    timings["text_f32_s"] = round(time.time() - t0, 2)
-    rel = None
-    if args.f64:
-        model32.double()
-        caps64, _ = mt.hf_forward(model32, case, inputs, dev, print)
-        r32, r64 = caps32["hidden_tap"][0].double(), caps64["hidden_tap"][0].double()
-        rel = float((r32 - r64).norm() / r64.norm())
-        caps32 = caps64
-    del model32
-    torch.cuda.empty_cache() if args.device.startswith("cuda") else None
-    fx = mt.Fixture("text_fl2va", f"Qwen3-VL at the released width, {layers} decoder layers: one {w}x{h} picture block + prompt.")
-    fx.add("in.input_ids", torch.tensor(pres.ids, dtype=torch.int64), "token ids: label, one picture block, prompt (random plain ids)")
-    fx.add("in.mm_token_type_ids", torch.tensor(pres.mm_token_type_ids(), dtype=torch.int64), "Qwen mm_token_type_ids")
-    pos = mt._c(caps32, "lm.rope.position_ids")
-    fx.add("in.position_ids", None if pos is None else pos[-3:, 0].long(), "(3, L) M-RoPE positions the model used")
-    if proc_note.startswith("transformers"):
-        fx.add("in.image", torch.from_numpy(image), f"raw RGB8 picture ({h}, {w}, 3) handed to the image processor")
-    fx.add("in.pixel_values", inputs["pixel_values"], "image processor output (patches, 1536)")
-    fx.add("in.image_grid_thw", inputs["image_grid_thw"], "(1, 3) patch grid")
-    fx.add("h3.text_token_tags", torch.tensor(pres.tags, dtype=torch.int64), "DiT modality tags (1 text, 0 vision block)")
-    mt.add_case_tensors(fx, "", caps32, case, torch.float32, full=True)
-    mt.add_case_tensors(fx, "bf16.", caps16, case, torch.bfloat16, full=True)
-    fx.attrs.update(case="fl2va", segments=pres.segments, seq_len=len(pres.ids), rows=len(pres.ids), canvas=args.text_image,
-                    tap={"hidden_states_index": mt.TAP, "after_decoder_layer_index": mt.TAP - 1, "num_hidden_layers": layers},
-                    processor=proc_note, float32_gpu_rel_l2_vs_float64={"out.hidden_tap": rel})
-    print(f"  text: official float32 on the GPU vs float64 (hidden tap): {rel}; {timings}", flush=True)
-    write(fx, args.out, manifest, "_released")
+    timings, caps = {}, {}
+    for tag, dtype in (("bf16", torch.bfloat16), ("f32", torch.float32)):
+        t0 = time.time()
+        model, _ = mt.load_hf_model(transformers, te, dtype, dev)
+        timings[f"text_load_{tag}_s"] = round(time.time() - t0, 1)
+        for name, case in cases.items():
+            t0 = time.time()
+            caps[(name, tag)], _ = mt.hf_forward(model, case, inputs, dev, print)
+            timings[f"text_{name}_{tag}_s"] = round(time.time() - t0, 2)
+        rels = {}
+        if tag == "f32" and args.f64:
+            model.double()
+            for name, case in cases.items():
+                c64, _ = mt.hf_forward(model, case, inputs, dev, print)
+                r32, r64 = caps[(name, "f32")]["hidden_tap"][0].double(), c64["hidden_tap"][0].double()
+                rels[name] = float((r32 - r64).norm() / r64.norm())
+                caps[(name, "f32")] = c64
+        del model
+        torch.cuda.empty_cache() if args.device.startswith("cuda") else None
+    for name, case in cases.items():
+        pres = case["pres"]
+        fx = mt.Fixture(f"text_{name}", f"Qwen3-VL at the released width, {layers} decoder layers: the {name} presentation.")
+        fx.add("in.input_ids", torch.tensor(pres.ids, dtype=torch.int64), "token ids (labels, vision blocks, prompt; random plain ids)")
+        fx.add("in.mm_token_type_ids", torch.tensor(pres.mm_token_type_ids(), dtype=torch.int64), "Qwen mm_token_type_ids")
+        pos = mt._c(caps[(name, "f32")], "lm.rope.position_ids")
+        fx.add("in.position_ids", None if pos is None else pos[-3:, 0].long(), "(3, L) M-RoPE positions the model used")
+        if case["image"]:
+            if proc_note.startswith("transformers"):
+                fx.add("in.image", torch.from_numpy(image), f"raw RGB8 picture ({h}, {w}, 3) handed to the image processor")
+            fx.add("in.pixel_values", inputs["pixel_values"], "image processor output (patches, 1536)")
+            fx.add("in.image_grid_thw", inputs["image_grid_thw"], "(1, 3) patch grid")
+        if case["video"]:
+            fx.add("in.video_frames", torch.from_numpy(np.ascontiguousarray(frames)),
+                   f"raw RGB8 frames ({vt}, {vh}, {vw}, 3) handed to the video processor (do_sample_frames=False)")
+            fx.add("in.pixel_values_videos", inputs["pixel_values_videos"], "video processor output (grid_t*h*w, 1536)")
+            fx.add("in.video_grid_thw", inputs["video_grid_thw"], "(1, 3) [t, h, w]; t 2-frame blocks, each its own vision block")
+        fx.add("h3.text_token_tags", torch.tensor(pres.tags, dtype=torch.int64), "DiT modality tags (1 text, 0 vision block)")
+        mt.add_case_tensors(fx, "", caps[(name, "f32")], case, torch.float32, full=True)
+        mt.add_case_tensors(fx, "bf16.", caps[(name, "bf16")], case, torch.bfloat16, full=True)
+        fx.attrs.update(case=name, segments=pres.segments, seq_len=len(pres.ids), rows=len(pres.ids),
+                        canvas=(args.text_image if case["image"] else "") + (" + " if case["image"] and case["video"] else "")
+                        + (args.text_video if case["video"] else ""),
+                        tap={"hidden_states_index": mt.TAP, "after_decoder_layer_index": mt.TAP - 1, "num_hidden_layers": layers},
+                        processor=proc_note, video_processor=pnotes.get("video"),
+                        float32_gpu_rel_l2_vs_float64={"out.hidden_tap": rels.get(name)})
+        write(fx, args.out, manifest, "_released")
+    print(f"  text: official float32 on the GPU vs float64 (hidden tap): {rels}; {timings}", flush=True)
     return timings
 
 
@@ -393,8 +570,12 @@ def main():
     p.add_argument("--vae-latent-frames", type=int, default=7, help="latent frames of the video VAE decode (5 = one 17-frame window)")
     p.add_argument("--f64", action="store_true", help="video VAE: the float64 run of the official code is the reference")
     p.add_argument("--vae-size", type=int, default=512, help="square canvas of the video VAE decode and encode")
+    p.add_argument("--stream", choices=("auto", "on", "off"), default="auto",
+                   help="DiT: keep the blocks on the meta device and load each from the snapshot for its forward (auto: past 8 blocks)")
     p.add_argument("--text-rows", type=int, default=128)
     p.add_argument("--text-image", default="512x512", help="WxH of the text encoder's picture (32-aligned)")
+    p.add_argument("--text-video", default="4x864x480", help="TxWxH of the text encoder's reference video (T even, 32-aligned)")
+    p.add_argument("--text-cases", default="fl2va,video,ref2va", help="text fixtures: fl2va, video (video blocks), ref2va (picture + video)")
     args = p.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False

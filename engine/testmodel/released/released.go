@@ -57,6 +57,11 @@ type Options struct {
 	Seed uint64
 	// Workers draws each tensor with this many goroutines (0: all cores).
 	Workers int
+	// Partitions to write, "fl2va" and/or "ref2va" (nil: both). The first
+	// one written holds the shared components (text encoder, VAEs); a
+	// snapshot of FL2VA alone serves t2va and fl2va without Ref2VA's own
+	// transformer (as large again).
+	Partitions []string
 	// ShardBytes caps a transformer or text-encoder shard (0: 5 GB).
 	ShardBytes int64
 	// Progress, when set, is told each file as it is written.
@@ -81,10 +86,37 @@ func Write(dir string, o Options) error {
 		o.ShardBytes = 5 << 30
 	}
 	w := writer{o: o, want: func(c string) bool { return slices.Contains(comps, c) }}
-	for i, p := range partitions {
-		if err := w.partition(filepath.Join(dir, p.dir), p.name, i == 0); err != nil {
+	return w.write(dir)
+}
+
+// Bytes is the size of the tensors Write would write with o (the configs,
+// a few kilobytes, aside; the second partition's hard links count nothing).
+func Bytes(o Options) (int64, error) {
+	if err := Check(o); err != nil {
+		return 0, err
+	}
+	comps := o.Components
+	if len(comps) == 0 {
+		comps = AllComponents
+	}
+	var n int64
+	w := writer{o: o, want: func(c string) bool { return slices.Contains(comps, c) }, count: &n}
+	if err := w.write(""); err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+func (w *writer) write(dir string) error {
+	first := true
+	for _, p := range partitions {
+		if len(w.o.Partitions) > 0 && !slices.Contains(w.o.Partitions, p.name) {
+			continue
+		}
+		if err := w.partition(filepath.Join(dir, p.dir), p.name, first); err != nil {
 			return err
 		}
+		first = false
 	}
 	return nil
 }
@@ -94,6 +126,15 @@ func Check(o Options) error {
 	for _, c := range o.Components {
 		if !slices.Contains(AllComponents, c) {
 			return fmt.Errorf("released: unknown component %q (want %s)", c, strings.Join(AllComponents, ", "))
+		}
+	}
+	for _, p := range o.Partitions {
+		known := false
+		for _, q := range partitions {
+			known = known || q.name == p
+		}
+		if !known {
+			return fmt.Errorf("released: unknown partition %q (want fl2va, ref2va)", p)
 		}
 	}
 	if o.Blocks < 0 || o.TextLayers < 0 {
@@ -108,6 +149,9 @@ type writer struct {
 	// first partition's shared component folders, hard-linked into the
 	// second (the release's text encoder and VAEs are byte-identical).
 	shared map[string]string
+	// count, when set, makes the writer write nothing and add up the
+	// tensors' bytes here instead (Bytes).
+	count *int64
 }
 
 func (w *writer) partition(pd, name string, first bool) error {
@@ -240,6 +284,9 @@ func (w *writer) audioVAE(pd string, cfgs map[string]any) error {
 // into pd (copying where the file system cannot link), as the release
 // stores them byte-identical in both partitions.
 func (w *writer) linkShared(pd string) error {
+	if w.count != nil {
+		return nil
+	}
 	for name, src := range w.shared {
 		err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
 			if err != nil {
@@ -294,6 +341,10 @@ func (w *writer) weights(path, dir string, inv safetensors.Inventory, seed uint6
 	if err := checkShapes(path, inv); err != nil {
 		return err
 	}
+	if w.count != nil {
+		*w.count += inv.Bytes()
+		return nil
+	}
 	entries, err := inv.StreamEntries(seed, w.o.Workers)
 	if err != nil {
 		return fmt.Errorf("released: %s: %w", path, err)
@@ -332,6 +383,9 @@ func (w *writer) configs(pd string, cfgs map[string]any, rels ...string) ([][]by
 }
 
 func (w *writer) file(pd, rel string, b []byte) error {
+	if w.count != nil {
+		return nil
+	}
 	p := filepath.Join(pd, rel)
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return fmt.Errorf("released: %w", err)

@@ -87,12 +87,42 @@ func TestConfigsGiveTheReleasedInventories(t *testing.T) {
 
 // Options are checked before anything is written.
 func TestCheck(t *testing.T) {
-	for _, o := range []released.Options{{Components: []string{"dit", "vae"}}, {Blocks: -1}, {TextLayers: -2}} {
+	for _, o := range []released.Options{{Components: []string{"dit", "vae"}}, {Blocks: -1}, {TextLayers: -2}, {Partitions: []string{"t2va"}}} {
 		if err := released.Check(o); err == nil {
 			t.Errorf("Check(%+v) accepted", o)
 		}
 	}
 	if err := released.Check(released.Options{Components: released.AllComponents, Blocks: 1}); err != nil {
 		t.Error(err)
+	}
+}
+
+// Bytes counts each partition's transformer and the shared components once,
+// as Write lays them out (the second partition hard-links the shared ones).
+func TestBytesCountsWhatIsWritten(t *testing.T) {
+	c := released.Configs("fl2va")
+	tc := c["transformer/config.json"].(map[string]any)
+	tc["num_layers"] = 3
+	d, err := dit.ParseConfig("transformer/config.json", configtest.MustJSON(tc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	block := dit.Inventory(d, dit.OriginalLayout).Bytes()
+	a, err := audiovae.ParseConfig("audio_vae/config.json", configtest.MustJSON(c["audio_vae/config.json"]), "audio_vae/metadata.json", configtest.MustJSON(c["audio_vae/metadata.json"]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	audio := audiovae.Inventory(a).Bytes()
+	for _, tc := range []struct {
+		parts []string
+		want  int64
+	}{{nil, 2*block + audio}, {[]string{"fl2va"}, block + audio}, {[]string{"ref2va"}, block + audio}, {[]string{"fl2va", "ref2va"}, 2*block + audio}} {
+		got, err := released.Bytes(released.Options{Components: []string{released.DiT, released.AudioVAE}, Partitions: tc.parts, Blocks: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != tc.want {
+			t.Errorf("partitions %v: Bytes = %d, want %d", tc.parts, got, tc.want)
+		}
 	}
 }
