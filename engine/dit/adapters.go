@@ -269,9 +269,7 @@ func (m *Model) upload(x Matrix, perm func(int) int) *compute.Tensor {
 		v = p
 	}
 	t, err := compute.FromFloat32(m.wb, m.wdt(), shape, v)
-	if err != nil {
-		panic(err)
-	}
+	compute.Try(err)
 	return t
 }
 
@@ -400,9 +398,7 @@ func (m *Model) mergeRows(w, free *compute.Tensor, d []float64, row func(int) in
 		return w
 	}
 	v, err := compute.ToFloat32(w)
-	if err != nil {
-		panic(err)
-	}
+	compute.Try(err)
 	in := w.Dim(-1)
 	for o := 0; o < len(d)/in; o++ {
 		r := o
@@ -414,9 +410,7 @@ func (m *Model) mergeRows(w, free *compute.Tensor, d []float64, row func(int) in
 		}
 	}
 	t, err := compute.FromFloat32(m.wb, w.DType(), w.Shape(), v)
-	if err != nil {
-		panic(err)
-	}
+	compute.Try(err)
 	m.free(free)
 	return t
 }

@@ -195,17 +195,13 @@ func (m *Model) Forward(ctx context.Context, s *Sequence, tab *Tables, st Step, 
 
 func (m *Model) indexTensor(a *nn.Arena, v []int64) *compute.Tensor {
 	t := a.New(compute.I32, len(v))
-	if err := m.b.Upload(t, compute.EncodeInt64(compute.I32, v)); err != nil {
-		panic(err)
-	}
+	compute.Try(m.b.Upload(t, compute.EncodeInt64(compute.I32, v)))
 	return t
 }
 
 func (m *Model) traceHost(a *nn.Arena, name string, v []float32, rows, cols int) {
 	t := a.New(compute.F32, rows, cols)
-	if err := m.b.Upload(t, compute.EncodeFloat32(compute.F32, v)); err != nil {
-		panic(err)
-	}
+	compute.Try(m.b.Upload(t, compute.EncodeFloat32(compute.F32, v)))
 	m.trace(name, t)
 }
 

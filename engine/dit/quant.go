@@ -63,9 +63,7 @@ func bindWeight(w *safetensors.Binder, name string, dt compute.DType, q compute.
 		}
 	}
 	st, err := b.Alloc(compute.U32, out, q.RowWords(in))
-	if err != nil {
-		panic(err)
-	}
+	compute.Try(err)
 	if rows != nil {
 		raw := make([]byte, 4*len(rows))
 		for i, v := range rows {

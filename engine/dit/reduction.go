@@ -66,9 +66,7 @@ func (s *Sequence) reduction(m *Model) (*reduction, error) {
 	}
 	up := func(v []int64) *compute.Tensor {
 		t, err := compute.FromInt64(m.b, compute.I64, compute.Shape{len(v)}, v)
-		if err != nil {
-			panic(err)
-		}
+		compute.Try(err)
 		return t
 	}
 	r.firstIdx, r.secondIdx = up(r.first), up(r.second)
@@ -87,12 +85,10 @@ func (s *Sequence) reduction(m *Model) (*reduction, error) {
 	}
 	half := 3 * m.cfg.RopeFreqDim
 	r.rope.Dim = 2 * half
-	if r.rope.Cos, err = compute.FromFloat32(m.b, m.dt, compute.Shape{Sr, half}, cos); err != nil {
-		panic(err)
-	}
-	if r.rope.Sin, err = compute.FromFloat32(m.b, m.dt, compute.Shape{Sr, half}, sin); err != nil {
-		panic(err)
-	}
+	r.rope.Cos, err = compute.FromFloat32(m.b, m.dt, compute.Shape{Sr, half}, cos)
+	compute.Try(err)
+	r.rope.Sin, err = compute.FromFloat32(m.b, m.dt, compute.Shape{Sr, half}, sin)
+	compute.Try(err)
 	s.reduced = r
 	return r, nil
 }

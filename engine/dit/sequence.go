@@ -121,9 +121,7 @@ func (m *Model) NewSequence(l Layout, text *compute.Tensor) (s *Sequence, err er
 	}()
 	up := func(v []int64) *compute.Tensor {
 		t, err := compute.FromInt64(m.b, compute.I64, compute.Shape{len(v)}, v)
-		if err != nil {
-			panic(err)
-		}
+		compute.Try(err)
 		return t
 	}
 	s.videoIdx, s.audioIdx, s.textIdx = up(l.VideoIndices), up(l.AudioIndices), up(l.TextIndices)
@@ -133,12 +131,10 @@ func (m *Model) NewSequence(l Layout, text *compute.Tensor) (s *Sequence, err er
 	}
 	half := 3 * m.cfg.RopeFreqDim
 	s.rope.Dim = 2 * half
-	if s.rope.Cos, err = compute.FromFloat32(m.b, m.dt, compute.Shape{s.rows, half}, s.cosHost); err != nil {
-		panic(err)
-	}
-	if s.rope.Sin, err = compute.FromFloat32(m.b, m.dt, compute.Shape{s.rows, half}, s.sinHost); err != nil {
-		panic(err)
-	}
+	s.rope.Cos, err = compute.FromFloat32(m.b, m.dt, compute.Shape{s.rows, half}, s.cosHost)
+	compute.Try(err)
+	s.rope.Sin, err = compute.FromFloat32(m.b, m.dt, compute.Shape{s.rows, half}, s.sinHost)
+	compute.Try(err)
 	return s, nil
 }
 

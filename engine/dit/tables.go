@@ -160,9 +160,7 @@ func (m *Model) Tables(ctx context.Context, ts []float32, o TableOptions) (tab *
 	a := nn.NewArena(m.b)
 	defer a.Release()
 	feat, err := compute.FromFloat32(m.b, compute.F32, compute.Shape{T, c.FreqDim}, TimestepFeatures(ts, c.FreqDim))
-	if err != nil {
-		panic(err)
-	}
+	compute.Try(err)
 	defer m.b.Free(feat)
 	m.trace("time_proj", feat)
 	hid := a.New(compute.F32, T, c.TimeHiddenDim)
@@ -186,9 +184,7 @@ func (m *Model) Tables(ctx context.Context, ts []float32, o TableOptions) (tab *
 	var keptT *compute.Tensor
 	if len(kept) < T*Modalities {
 		keptT = a.New(compute.I64, len(kept))
-		if err := m.b.Upload(keptT, compute.EncodeInt64(compute.I64, kept)); err != nil {
-			panic(err)
-		}
+		compute.Try(m.b.Upload(keptT, compute.EncodeInt64(compute.I64, kept)))
 	}
 	defer func() {
 		if err != nil {
