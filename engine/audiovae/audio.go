@@ -162,7 +162,7 @@ func (m *Model) Decode(ctx context.Context, l *Latents, o *DecodeOptions) (out *
 		z := r.a.New(compute.F32, l.C, l.A)
 		compute.Try(m.b.Upload(z, compute.EncodeFloat32(compute.F32, l.Data[ch*l.C*l.A:(ch+1)*l.C*l.A])))
 		h := m.dec.inputProjection(r, z)
-		r.drop(z)
+		r.a.Free(z)
 		wave, err := m.dec.forward(r, h, func() error {
 			p.Done++
 			if o.Progress != nil {

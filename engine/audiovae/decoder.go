@@ -101,11 +101,11 @@ func (a aliasFree) forward(r *run, x *compute.Tensor) *compute.Tensor {
 	crop := pad*2 + (K-2)/2 // pad·ratio + (K − ratio)/2, both sides (K even)
 	up := r.a.New(compute.F32, C, 2*L)
 	r.b.ConvTranspose(up, xp, a.up, nil, compute.ConvParams{Stride: []int{2}, Groups: C, PadBefore: []int{crop}, PadAfter: []int{crop}})
-	r.drop(xp)
+	r.a.Free(xp)
 	r.b.Snake(up, up, a.alpha, a.beta, true)
 	y := r.a.New(compute.F32, C, L)
 	r.b.Conv(y, up, a.down, nil, compute.ConvParams{Stride: []int{2}, Groups: C, PadBefore: []int{K/2 - 1}, PadAfter: []int{K / 2}, PadMode: compute.PadReplicate})
-	r.drop(up)
+	r.a.Free(up)
 	return y
 }
 
@@ -153,13 +153,13 @@ func (d *decoder) stages() int { return len(d.ups) + 1 }
 // stage (it may cancel by returning an error).
 func (d *decoder) forward(r *run, h *compute.Tensor, step func() error) (*compute.Tensor, error) {
 	x := d.convPre.forward(r, h)
-	r.drop(h)
+	r.a.Free(h)
 	nk := len(d.cfg.ResblockKernels)
 	for i, up := range d.ups {
 		L := compute.ConvTransposeOutSize(x.Dim(1), up.k, up.stride, 1, up.pad, up.pad)
 		y := r.a.New(compute.F32, up.w.Dim(1), L)
 		r.b.ConvTranspose(y, x, up.w, up.b, compute.ConvParams{Stride: []int{up.stride}, PadBefore: []int{up.pad}, PadAfter: []int{up.pad}})
-		r.drop(x)
+		r.a.Free(x)
 		var acc *compute.Tensor
 		for j := 0; j < nk; j++ {
 			o := d.resblocks[i*nk+j].forward(r, y)
@@ -167,10 +167,10 @@ func (d *decoder) forward(r *run, h *compute.Tensor, step func() error) (*comput
 				acc = o
 			} else {
 				r.b.Add(acc, acc, o)
-				r.drop(o)
+				r.a.Free(o)
 			}
 		}
-		r.drop(y)
+		r.a.Free(y)
 		// residual / num_kernels: the reference divides; a product with the
 		// float32 reciprocal differs by at most one rounding.
 		r.b.Scale(acc, acc, 1/float32(nk), 0)
@@ -180,9 +180,9 @@ func (d *decoder) forward(r *run, h *compute.Tensor, step func() error) (*comput
 		}
 	}
 	a := d.actPost.forward(r, x)
-	r.drop(x)
+	r.a.Free(x)
 	out := d.convPost.forward(r, a)
-	r.drop(a)
+	r.a.Free(a)
 	r.b.Clamp(out, out, -1, 1)
 	return out, step()
 }
@@ -194,13 +194,13 @@ func (blk *ampBlock) forward(r *run, in *compute.Tensor) *compute.Tensor {
 	for p := range blk.convs1 {
 		t := blk.acts[2*p].forward(r, x)
 		t2 := blk.convs1[p].forward(r, t)
-		r.drop(t)
+		r.a.Free(t)
 		t = blk.acts[2*p+1].forward(r, t2)
-		r.drop(t2)
+		r.a.Free(t2)
 		t2 = blk.convs2[p].forward(r, t)
-		r.drop(t)
+		r.a.Free(t)
 		r.b.Add(x, t2, x)
-		r.drop(t2)
+		r.a.Free(t2)
 	}
 	return x
 }

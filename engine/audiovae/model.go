@@ -182,11 +182,3 @@ type run struct {
 	b compute.Backend
 	a *nn.Arena
 }
-
-// drop frees consumed intermediates.
-func (r *run) drop(ts ...*compute.Tensor) {
-	for _, t := range ts {
-		r.a.Keep(t)
-		r.b.Free(t)
-	}
-}

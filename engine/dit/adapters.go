@@ -504,7 +504,7 @@ func qkvDowns(k compute.Kernels, a *nn.Arena, x *compute.Tensor, us [][]nn.LowRa
 func releaseDowns(a *nn.Arena, x *compute.Tensor, ts []*compute.Tensor) {
 	for _, t := range ts {
 		if t != x {
-			release(a, t)
+			a.Free(t)
 		}
 	}
 }
@@ -536,5 +536,5 @@ func addQKVInterleaved(k compute.Kernels, a *nn.Arena, dst *compute.Tensor, ts [
 		k.Transpose(tr, u3.Reshape(3, S, n, D), 1, 2, 0, 3)
 		k.Add(dst, dst, tr)
 	}
-	release(a, u3, tr)
+	a.Free(u3, tr)
 }

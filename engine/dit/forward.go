@@ -285,7 +285,7 @@ func (m *Model) runCore(ctx context.Context, a *nn.Arena, s *Sequence, tab *Tabl
 				}
 				if carry == nil || carry.Dim(0) != cur.Dim(0) {
 					if carry != nil {
-						release(a, carry)
+						a.Free(carry)
 					}
 					carry = a.Like(cur)
 				}

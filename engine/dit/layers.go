@@ -16,15 +16,6 @@ import (
 // the float32 oracle); every kernel rounds where torch's BF16 operator chain
 // rounds (compute.Kernels documents the chains).
 
-// release frees arena tensors that are no longer needed, so that a block's
-// activation peak is its largest pair of live intermediates rather than their
-// sum.
-func release(a *nn.Arena, ts ...*compute.Tensor) {
-	for _, t := range ts {
-		a.Backend().Free(a.Keep(t))
-	}
-}
-
 // Attention is MiniMaxH3Attention: QKV projection, per-head RMSNorm of q and
 // k, optional rotary embedding, full bidirectional attention, output
 // projection. No biases.
@@ -112,10 +103,10 @@ func (at *Attention) Forward(k compute.Kernels, a *nn.Arena, x *compute.Tensor, 
 				k.Copy(qkv.Row(c).Rows(h0, h0+n), tv.Row(c))
 			}
 			if n < g {
-				release(a, pv, tv)
+				a.Free(pv, tv)
 			}
 		}
-		release(a, p, tp)
+		a.Free(p, tp)
 	} else {
 		// One projection at a time: a [S, H, D] scratch instead of [3, S, H, D].
 		p := a.New(dt, S, H, D)
@@ -124,7 +115,7 @@ func (at *Attention) Forward(k compute.Kernels, a *nn.Arena, x *compute.Tensor, 
 			addQKVPart(k, a, p.Reshape(S, H*D), downs, at.qkvLoRA, i, 0, H*D)
 			k.Transpose(qkv.Row(i), p, 1, 0, 2)
 		}
-		release(a, p)
+		a.Free(p)
 	}
 	releaseDowns(a, x, downs)
 	q, kk, v := qkv.Row(0), qkv.Row(1), qkv.Row(2)
@@ -136,19 +127,10 @@ func (at *Attention) Forward(k compute.Kernels, a *nn.Arena, x *compute.Tensor, 
 			k.RoPE(kk, kk, rope.Cos, rope.Sin, rope.Dim)
 		}
 	}
-	o := a.New(dt, H, S, D)
-	k.Attention(o, q, kk, v, compute.AttentionParams{
+	return nn.Attend(k, a, q, kk, v, compute.AttentionParams{
 		Scale:      float32(1 / math.Sqrt(float64(D))),
 		RoundProbs: dt != compute.F32,
-	})
-	release(a, qkv)
-	ot := a.New(dt, S, H, D)
-	merged := nn.MergeHeads(k, ot, o)
-	release(a, o)
-	out := a.New(dt, S, x.Dim(1))
-	nn.Linear{W: at.Out, LoRA: at.outLoRA}.Forward(k, out, merged)
-	release(a, ot)
-	return out
+	}, nn.Linear{W: at.Out, LoRA: at.outLoRA}, qkv)
 }
 
 // projectFused projects x into qkv [3, H, S, D] a group of heads at a time
@@ -183,7 +165,7 @@ func (at *Attention) projectFused(k compute.Kernels, a *nn.Arena, x, qkv *comput
 		}
 		k.QKNormRoPE(qkv.Row(0).Rows(h0, h0+n), qkv.Row(1).Rows(h0, h0+n), qkv.Row(2).Rows(h0, h0+n), part, p)
 	}
-	release(a, scratch)
+	a.Free(scratch)
 }
 
 // FeedForward is the bias-free SwiGLU feed-forward: proj to [2·FFN], silu of
@@ -218,7 +200,7 @@ func (f *FeedForward) Forward(k compute.Kernels, a *nn.Arena, x *compute.Tensor)
 		n := min(rc, S-r0)
 		f.GatedMLP.Forward(k, out.Rows(r0, r0+n), x.Rows(r0, r0+n), u.Rows(0, n), g.Rows(0, n))
 	}
-	release(a, u, g)
+	a.Free(u, g)
 	return out
 }
 
@@ -250,11 +232,11 @@ func (r *RefinerBlock) Forward(k compute.Kernels, a *nn.Arena, h *compute.Tensor
 	r.Norm1.Forward(k, n, h)
 	y := r.Attn.Forward(k, a, n, nil)
 	k.Add(h, h, y)
-	release(a, y)
+	a.Free(y)
 	r.Norm2.Forward(k, n, h)
 	y = r.FF.Forward(k, a, n)
 	k.Add(h, h, y)
-	release(a, y, n)
+	a.Free(y, n)
 }
 
 // Block is MiniMaxH3TransformerBlock without its AdaLN projection, which is
@@ -345,16 +327,16 @@ func (b *Block) Forward(k compute.Kernels, a *nn.Arena, h *compute.Tensor, m Mod
 		k.GatedAdd(h, h, y, m.Table, m.Rows, SlotGateMSA*H)
 		adaLN(k, b.fz.adaLN, n, h, b.preNorm(b.Norm2, m, SlotShiftMLP))
 	}
-	release(a, y)
+	a.Free(y)
 	y = b.FF.Forward(k, a, n)
 	if nb := l.Next; nb != nil {
 		k.GatedAddRMSNormModulate(h, l.NextIn, h, y, m.Table, SlotGateMLP*H, nb.preNorm(nb.Norm1, l.NextMod, SlotShiftMSA))
 	} else {
 		k.GatedAdd(h, h, y, m.Table, m.Rows, SlotGateMLP*H)
 	}
-	release(a, y)
+	a.Free(y)
 	if n != l.In && n != l.NextIn {
-		release(a, n)
+		a.Free(n)
 	}
 }
 

@@ -106,9 +106,27 @@ func MergeHeads(k compute.Kernels, dst, att *compute.Tensor) *compute.Tensor {
 // AttendOut records multi-head attention over heads-first q [Hq, S, D],
 // k and v [Hkv, S', D] and its output projection: dst [S, out] =
 // Out(merge(Attention(q, k, v))). att [Hq, S, D] and attT [S, Hq, D] are
-// scratch. A caller that frees its inputs between the steps (to lower the
-// peak) runs k.Attention, MergeHeads and out.Forward itself.
+// the caller's scratch (a workspace reused by every layer).
 func AttendOut(k compute.Kernels, dst, att, attT, q, kk, v *compute.Tensor, p compute.AttentionParams, out Linear) {
 	k.Attention(att, q, kk, v, p)
 	out.Forward(k, dst, MergeHeads(k, attT, att))
+}
+
+// Attend is AttendOut on a's scratch, freeing as it goes to keep the peak
+// at two of its steps' tensors: inputs (the storage q, k and v are views
+// of) right after the attention, the attention output after the head
+// merge, the merged heads after the projection. It returns a new [S, out]
+// tensor of q's dtype owned by a.
+func Attend(k compute.Kernels, a *Arena, q, kk, v *compute.Tensor, p compute.AttentionParams, out Linear, inputs ...*compute.Tensor) *compute.Tensor {
+	H, S, D := q.Dim(0), q.Dim(1), q.Dim(2)
+	att := a.New(q.DType(), H, S, D)
+	k.Attention(att, q, kk, v, p)
+	a.Free(inputs...)
+	attT := a.New(q.DType(), S, H, D)
+	merged := MergeHeads(k, attT, att)
+	a.Free(att)
+	dst := a.New(q.DType(), S, out.Out())
+	out.Forward(k, dst, merged)
+	a.Free(attT)
+	return dst
 }

@@ -47,7 +47,7 @@ func (u LowRank) Up(k compute.Kernels, a *Arena, dst, t *compute.Tensor, r0, r1 
 		k.Scale(d, d, u.Scale, 0)
 	}
 	k.Add(dst, dst, d)
-	a.Backend().Free(a.Keep(d))
+	a.Free(d)
 }
 
 // AddLowRank adds every update of us to dst = x·Wᵀ (all output rows).
@@ -58,7 +58,7 @@ func AddLowRank(k compute.Kernels, a *Arena, dst, x *compute.Tensor, us []LowRan
 		t := u.Down(k, a, x)
 		u.Up(k, a, d, t, 0, out)
 		if t != x {
-			a.Backend().Free(a.Keep(t))
+			a.Free(t)
 		}
 	}
 }

@@ -88,6 +88,16 @@ func (a *Arena) Keep(t *compute.Tensor) *compute.Tensor {
 	return t
 }
 
+// Free frees ts now, one at a time, and removes them from the arena: a pass
+// drops each intermediate as soon as it is consumed to keep its peak
+// storage near the live activations. A tensor the arena does not own is
+// freed too.
+func (a *Arena) Free(ts ...*compute.Tensor) {
+	for _, t := range ts {
+		a.b.Free(a.Keep(t))
+	}
+}
+
 // Release frees every tensor the arena still owns.
 func (a *Arena) Release() {
 	a.b.Free(a.live...)

@@ -146,21 +146,12 @@ func (r *encRun) normSiLU(x *compute.Tensor, gn *groupNorm) *compute.Tensor {
 	wt, bt := gn.tiledFor(r.b, T)
 	y := r.a.New(compute.F32, T*C, H*W)
 	r.b.GroupNorm(y, xt.Reshape(T*C, H*W), wt, bt, T*r.e.cfg.NormGroups, r.e.cfg.NormEps)
-	r.drop(xt)
+	r.a.Free(xt)
 	r.b.Unary(y, y, compute.SiLU)
 	out := r.a.New(compute.F32, C, T, H, W)
 	r.b.Transpose(out.Reshape(C, T, H*W), y.Reshape(T, C, H*W), 1, 0, 2)
-	r.drop(y)
+	r.a.Free(y)
 	return out
-}
-
-// drop frees intermediate tensors as soon as they are consumed, keeping the
-// pass's peak storage near two activations.
-func (r *encRun) drop(ts ...*compute.Tensor) {
-	for _, t := range ts {
-		r.a.Keep(t)
-		r.b.Free(t)
-	}
 }
 
 func (gn *groupNorm) tiledFor(b compute.Backend, T int) (w, bias *compute.Tensor) {
@@ -227,7 +218,7 @@ func (r *encRun) conv(x *compute.Tensor, c conv3d, before, after, stride [3]int)
 	y := r.a.New(compute.F32, out...)
 	r.b.Conv(y, in, c.w, c.b, compute.ConvParams{Stride: stride[:]})
 	if in != x {
-		r.drop(in)
+		r.a.Free(in)
 	}
 	return y
 }
@@ -264,7 +255,7 @@ func (e *Encoder) ForwardContext(ctx context.Context, b compute.Backend, x *Volu
 	one := [3]int{1, 1, 1}
 	// step replaces h by f(h) and frees the old h.
 	step := func(next *compute.Tensor) {
-		r.drop(h)
+		r.a.Free(h)
 		h = next
 	}
 	step(r.causalConv(h, e.convIn, 1, one))
@@ -275,15 +266,15 @@ func (e *Encoder) ForwardContext(ctx context.Context, b compute.Backend, x *Volu
 			}
 			t := r.normSiLU(h, &rn.norm1)
 			t2 := r.causalConv(t, rn.conv1, 1, one)
-			r.drop(t)
+			r.a.Free(t)
 			t = r.normSiLU(t2, &rn.norm2)
-			r.drop(t2)
+			r.a.Free(t2)
 			t2 = r.causalConv(t, rn.conv2, 1, one)
-			r.drop(t)
+			r.a.Free(t)
 			if rn.shortcut != nil {
 				res := r.linear1x1(h, *rn.shortcut)
 				b.Add(t2, res, t2)
-				r.drop(res)
+				r.a.Free(res)
 			} else {
 				b.Add(t2, h, t2)
 			}
