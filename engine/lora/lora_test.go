@@ -2,7 +2,6 @@ package lora
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -12,6 +11,7 @@ import (
 	"h3studio/engine/compute"
 	"h3studio/engine/dit"
 	"h3studio/engine/safetensors"
+	"h3studio/engine/testkit"
 )
 
 // tinyConfig is a transformer small enough to write every format of a
@@ -273,15 +273,6 @@ func fromMatrix(m dit.Matrix) mat {
 	return out
 }
 
-func relErr(got, want mat) float64 {
-	var n, d float64
-	for i := range want.v {
-		n += (got.v[i] - want.v[i]) * (got.v[i] - want.v[i])
-		d += want.v[i] * want.v[i]
-	}
-	return math.Sqrt(n / d)
-}
-
 // TestFormatsRoundTrip writes one set of updates (every module of a tiny
 // transformer, rank 3) in every key format and checks that each reads back
 // to the same per-part deltas ΔW_c = s·B_c·A in the canonical order (q/k/v
@@ -305,7 +296,7 @@ func TestFormatsRoundTrip(t *testing.T) {
 				parts, in, _ := cfg.SiteShape(tr.site)
 				for c, out := range parts {
 					got := effective(ad[tr.site], c, out, in)
-					if e := relErr(got, tr.delta(c)); !(e < 1e-6) {
+					if e := testkit.RelL2(got.v, tr.delta(c).v); !(e < 1e-6) {
 						t.Errorf("%s part %d: rel error %.3g", tr.site, c, e)
 					}
 				}
@@ -350,7 +341,7 @@ func TestPermutationsMatter(t *testing.T) {
 		ok := true
 		for part := 0; part < 3; part++ {
 			got := effective(ad[qkv.site], part, cfg.Inner(), cfg.HiddenSize)
-			ok = ok && relErr(got, qkv.delta(part)) < 1e-6
+			ok = ok && testkit.RelL2(got.v, qkv.delta(part).v) < 1e-6
 		}
 		if ok != c.want {
 			t.Errorf("%s: lands on the canonical rows = %v, want %v", c.name, ok, c.want)
@@ -371,7 +362,7 @@ func TestPermutationsMatter(t *testing.T) {
 			t.Fatal(err)
 		}
 		got := effective(ad[fc1.site], 0, 2*cfg.FFNDim, cfg.HiddenSize)
-		if ok := relErr(got, fc1.delta(0)) < 1e-6; ok != c.want {
+		if ok := testkit.RelL2(got.v, fc1.delta(0).v) < 1e-6; ok != c.want {
 			t.Errorf("%s: lands on the canonical rows = %v, want %v", c.name, ok, c.want)
 		}
 	}
@@ -395,7 +386,7 @@ func TestStrengthAndSeveral(t *testing.T) {
 	for _, tr := range ts {
 		parts, in, _ := cfg.SiteShape(tr.site)
 		for c, out := range parts {
-			if e := relErr(effective(ad[tr.site], c, out, in), tr.delta(c).scale(-1.5)); !(e < 1e-6) {
+			if e := testkit.RelL2(effective(ad[tr.site], c, out, in).v, tr.delta(c).scale(-1.5).v); !(e < 1e-6) {
 				t.Errorf("%s part %d: two LoRAs at 0.5 and −2: rel error %.3g", tr.site, c, e)
 			}
 		}

@@ -8,9 +8,12 @@ package testkit
 
 import "math"
 
-// RelL2 is ‖got − want‖₂ / ‖want‖₂ (the absolute ‖got‖₂ when want is all
-// zeros). got must be at least as long as want.
-func RelL2(got, want []float32) float64 {
+// Float is the element type of the vectors RelL2 and MaxAbs compare.
+type Float interface{ ~float32 | ~float64 }
+
+// RelL2 is ‖got − want‖₂ / ‖want‖₂ (the absolute ‖got − want‖₂ when want is
+// all zeros), summed in float64. got must be at least as long as want.
+func RelL2[G, W Float](got []G, want []W) float64 {
 	var num, den float64
 	for i := range want {
 		d := float64(got[i]) - float64(want[i])
@@ -24,7 +27,7 @@ func RelL2(got, want []float32) float64 {
 }
 
 // MaxAbs is the largest |got[i] − want[i]|.
-func MaxAbs(got, want []float32) float64 {
+func MaxAbs[G, W Float](got []G, want []W) float64 {
 	var m float64
 	for i := range want {
 		m = max(m, math.Abs(float64(got[i])-float64(want[i])))

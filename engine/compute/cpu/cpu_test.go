@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"h3studio/engine/compute"
+	"h3studio/engine/testkit"
 )
 
 func randT(t testing.TB, b *Backend, rng *rand.Rand, dt compute.DType, shape ...int) (*compute.Tensor, []float64) {
@@ -39,25 +40,12 @@ func get(t *testing.T, x *compute.Tensor) []float64 {
 	return f
 }
 
-func relL2(got, want []float64) float64 {
-	var num, den float64
-	for i := range want {
-		d := got[i] - want[i]
-		num += d * d
-		den += want[i] * want[i]
-	}
-	if den == 0 {
-		return math.Sqrt(num)
-	}
-	return math.Sqrt(num / den)
-}
-
 func expectClose(t *testing.T, name string, got, want []float64, tol float64) {
 	t.Helper()
 	if len(got) != len(want) {
 		t.Fatalf("%s: %d values, want %d", name, len(got), len(want))
 	}
-	if e := relL2(got, want); !(e < tol) {
+	if e := testkit.RelL2(got, want); !(e < tol) {
 		t.Errorf("%s: rel-L2 %.3g ≥ %.3g", name, e, tol)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"h3studio/engine/compute"
+	"h3studio/engine/testkit"
 )
 
 // The audio VAE's kernels (Conv, ConvTranspose, Snake) at the released widths
@@ -82,15 +83,11 @@ func TestConv1DReleasedWidthRoundsOnce(t *testing.T) {
 // rel-L2 below 1e-7 (a single rounding gives ~3.4e-8).
 func checkRoundedOnce(t *testing.T, what string, strict bool, got []float32, exact []float64) {
 	t.Helper()
-	var num, den float64
 	worst := 0.0
 	for i, e := range exact {
-		d := float64(got[i]) - e
-		num += d * d
-		den += e * e
 		worst = max(worst, ulpsOff(got[i], e))
 	}
-	rel := math.Sqrt(num / den)
+	rel := testkit.RelL2(got, exact)
 	if !strict {
 		t.Logf("%s, float32 accumulation: rel-L2 %.3g, worst %.1f ulp", what, rel, worst)
 		return
