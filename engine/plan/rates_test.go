@@ -7,10 +7,10 @@ import (
 
 // TestETAGroundedOnEnoughWork: a FLOP phase never run is predicted only
 // from a rate measured over enough work. The demo's 5-ms text phase (about
-// a million FLOPs, dominated by overheads) used to be extrapolated to the
-// denoising loop and the decoders (tens of billions) and predicted the
-// generation 10× too long; now the ETA stays unknown until the first
-// denoising step has measured the loop, and then uses it.
+// a million FLOPs, dominated by overheads) extrapolated to the denoising
+// loop and the decoders (tens of billions) would predict the generation
+// 10× too long, so the ETA stays unknown until the first denoising step
+// has measured the loop, and then uses it.
 func TestETAGroundedOnEnoughWork(t *testing.T) {
 	w := Work[phase]{"text": 1e6, "denoise": 12e9, "video-decode": 9e9, "audio-decode": 3e9, "export": 39}
 	r := NewRates(testPhases)

@@ -266,7 +266,7 @@ func TestNotSnapshot(t *testing.T) {
 }
 
 // TestUnreadableFolder: a folder that cannot be read is reported as such,
-// not as "not a snapshot" (it used to look empty).
+// not as "not a snapshot" (as an empty folder would be).
 func TestUnreadableFolder(t *testing.T) {
 	if os.Geteuid() == 0 {
 		t.Skip("permission bits do not bind root: run as a normal user to check an unreadable folder")

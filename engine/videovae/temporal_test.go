@@ -38,8 +38,8 @@ func TestTemporalGeometry(t *testing.T) {
 
 // TestDecodeWindowsStayInside: for every clip geometry Validate accepts
 // (token_drop at most one clip's latents), every window PlanDecode plans
-// reads latents inside the padded input. A token_drop of 99 used to send
-// the decoder past the end (a panic in Volume.Frames).
+// reads latents inside the padded input (a window past the end would panic
+// in Volume.Frames).
 func TestDecodeWindowsStayInside(t *testing.T) {
 	for ratio := 1; ratio <= 8; ratio++ {
 		for clip := 1; clip <= 40; clip++ {
