@@ -175,7 +175,7 @@ func scanDir(dir string, open func(string) (*File, error)) (*Checkpoint, error) 
 	// in shard order is reported.
 	files := make([]*File, len(shards))
 	errs := make([]error, len(shards))
-	parallel(len(shards), func(i int) { files[i], errs[i] = open(shards[i]) })
+	Parallel(len(shards), func(i int) { files[i], errs[i] = open(shards[i]) })
 	for _, err := range errs {
 		if err != nil {
 			for _, f := range files {
@@ -309,8 +309,10 @@ func filesWithSuffix(dir, suffix string) ([]string, error) {
 	return out, nil
 }
 
-// parallel runs fn(0 … n−1) on up to GOMAXPROCS goroutines and waits.
-func parallel(n int, fn func(i int)) {
+// Parallel runs fn(0 … n−1) on up to GOMAXPROCS goroutines and waits
+// (on the calling goroutine when one is enough). A panic in fn, a fault on
+// a mapped file included, is raised again on the caller (ForwardPanic).
+func Parallel(n int, fn func(i int)) {
 	workers := min(runtime.GOMAXPROCS(0), n)
 	if workers <= 1 {
 		for i := range n {

@@ -59,7 +59,7 @@ func TestFaultOnTruncatedMappingIsAnError(t *testing.T) {
 	}
 	workers := func() (err error) {
 		defer CatchFaults()(&err)
-		parallel(4, func(i int) { readAll(data[i*len(data)/4 : (i+1)*len(data)/4]) })
+		Parallel(4, func(i int) { readAll(data[i*len(data)/4 : (i+1)*len(data)/4]) })
 		return nil
 	}
 	for name, run := range map[string]func() error{"entry goroutine": direct, "workers": workers} {

@@ -7,12 +7,9 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"sort"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	"h3studio/engine/audiovae"
 	"h3studio/engine/compute"
@@ -219,7 +216,7 @@ func Inspect(root string) (*Report, error) {
 	}
 
 	reports := make([]*ComponentReport, len(s.Components))
-	parallel(len(s.Components), func(i int) { reports[i] = inspectComponent(root, s.Components[i]) })
+	safetensors.Parallel(len(s.Components), func(i int) { reports[i] = inspectComponent(root, s.Components[i]) })
 	for _, cr := range reports {
 		if cr.Error != "" {
 			r.Problems = append(r.Problems, Problem{Path: cr.Where, Error: cr.Error})
@@ -457,21 +454,4 @@ func humanScaled(n int64, scales []unitScale, small string) string {
 		}
 	}
 	return fmt.Sprintf(small, n)
-}
-
-// parallel runs fn(0 … n−1) on up to GOMAXPROCS goroutines and waits.
-func parallel(n int, fn func(i int)) {
-	workers := min(runtime.GOMAXPROCS(0), n)
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
-				fn(i)
-			}
-		}()
-	}
-	wg.Wait()
 }
