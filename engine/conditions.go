@@ -6,7 +6,6 @@ import (
 	"image"
 
 	"h3studio/engine/audiovae"
-	"h3studio/engine/compute"
 	"h3studio/engine/denoise"
 	"h3studio/engine/layout"
 	"h3studio/engine/media"
@@ -69,7 +68,7 @@ func (g *generation) prepareConditions() error {
 	s, m := g.s, g.m
 	g.cond = &conditions{present: prompt.Request{Task: prompt.T2VA}}
 	if g.p.Task != TaskT2VA {
-		if err := s.loadVideoVAE(m, true, g.videoResidency == compute.Streaming); err != nil {
+		if err := s.loadVideoVAE(m, true, g.videoResidency); err != nil {
 			return err
 		}
 		if err := s.loadAudioVAE(m, true); err != nil {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"h3studio/engine/audiovae"
-	"h3studio/engine/compute"
 	"h3studio/engine/layout"
 	"h3studio/engine/media"
 	"h3studio/engine/videovae"
@@ -14,7 +13,7 @@ import (
 // into the output.
 func (g *generation) decodeVideo() error {
 	s, r, m, t, out := g.s, g.r, g.m, g.t, g.out
-	if err := s.loadVideoVAE(m, false, g.videoResidency == compute.Streaming); err != nil {
+	if err := s.loadVideoVAE(m, false, g.videoResidency); err != nil {
 		return err
 	}
 	oc := layout.Canvas{Width: r.Width, Height: r.Height}

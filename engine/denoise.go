@@ -26,7 +26,7 @@ func (g *generation) denoise() error {
 		Keyframes: cond.keyframes, References: cond.references, Seed: r.Seed, NoiseSource: sampler.Portable,
 		Controls: r.Controls()}
 	t.begin(PhaseDenoise, r.Steps, "steps")
-	pv := &previewer{s: s, m: m, p: p, t: t, ctx: g.ctx, stream: g.videoResidency == compute.Streaming}
+	pv := &previewer{s: s, m: m, p: p, t: t, ctx: g.ctx, videoResidency: g.videoResidency}
 	obs := denoise.Observer{
 		Prepared: pv.prepared,
 		Step: func(rec *denoise.StepRecord) {
@@ -67,9 +67,9 @@ type previewer struct {
 	p   Plan
 	t   *tracker
 	ctx context.Context
-	// stream loads the video VAE with its decoder's blocks streamed, as
+	// videoResidency is how the video VAE holds its decoder's blocks, as
 	// the decode will.
-	stream bool
+	videoResidency compute.Residency
 
 	condRows int
 	vt       []float32 // video timesteps per step
@@ -104,7 +104,7 @@ func (pv *previewer) step(rec *denoise.StepRecord) {
 		pv.err = fmt.Errorf("engine: preview: %w", err)
 		return
 	}
-	if err := pv.s.loadVideoVAE(m, false, pv.stream); err != nil {
+	if err := pv.s.loadVideoVAE(m, false, pv.videoResidency); err != nil {
 		pv.err = err
 		return
 	}

@@ -29,9 +29,9 @@ type models struct {
 	ditQC *safetensors.Checkpoint // the quantized cache (quantcache.go), or nil
 	dit   *dit.Model
 	vvae  *videovae.Model
-	// vvaeStream is whether vvae streams its decoder's blocks.
-	vvaeStream bool
-	avae       *audiovae.Model
+	// vvaeResidency is how vvae holds its decoder's blocks.
+	vvaeResidency compute.Residency
+	avae          *audiovae.Model
 
 	// loadedMode is the memory mode the weights were loaded for.
 	loadedMode MemoryMode
@@ -103,7 +103,7 @@ func (g *generation) load() error {
 	}
 	loads := []func() error{func() error { return s.loadDiT(g.ctx, m, mode) }}
 	if !g.release {
-		loads = append(loads, func() error { return s.loadVideoVAE(m, false, g.videoResidency == compute.Streaming) }, func() error { return s.loadAudioVAE(m, false) })
+		loads = append(loads, func() error { return s.loadVideoVAE(m, false, g.videoResidency) }, func() error { return s.loadAudioVAE(m, false) })
 	}
 	t.begin(PhaseLoad, len(loads), "components")
 	for i, load := range loads {
@@ -208,11 +208,11 @@ func (s *Session) loadDiT(ctx context.Context, m *models, mode MemoryMode) error
 	return nil
 }
 
-// loadVideoVAE loads the video VAE's decoder, its blocks streamed when
-// stream is set (videovae.Options.StreamBlocks), and its encoder too when
-// encode is set (the conditions phase, which releases it after).
-func (s *Session) loadVideoVAE(m *models, encode, stream bool) error {
-	if m.vvae != nil && (!encode || m.vvae.CanEncode()) && m.vvaeStream == stream {
+// loadVideoVAE loads the video VAE's decoder, its blocks held as r says
+// (videovae.Options.Residency), and its encoder too when encode is set
+// (the conditions phase, which releases it after).
+func (s *Session) loadVideoVAE(m *models, encode bool, r compute.Residency) error {
+	if m.vvae != nil && (!encode || m.vvae.CanEncode()) && m.vvaeResidency == r {
 		return nil
 	}
 	closeAndClear(&m.vvae)
@@ -220,7 +220,7 @@ func (s *Session) loadVideoVAE(m *models, encode, stream bool) error {
 	if c == nil {
 		return fmt.Errorf("engine: the model folder has no %s video VAE", m.Partition)
 	}
-	v, err := videovae.Open(s.opts.Backend, c.ConfigDir, c.Dir, &videovae.Options{StreamBlocks: stream, DecoderOnly: !encode})
+	v, err := videovae.Open(s.opts.Backend, c.ConfigDir, c.Dir, &videovae.Options{Residency: r, DecoderOnly: !encode})
 	if err != nil {
 		return s.componentError(c, "video VAE", err)
 	}
@@ -228,7 +228,7 @@ func (s *Session) loadVideoVAE(m *models, encode, stream bool) error {
 		v.Close()
 		return fmt.Errorf("engine: the video VAE has %d latent channels, the transformer %d", v.Config.LatentChannels, m.DiT.InChannels)
 	}
-	m.vvae, m.vvaeStream = v, stream
+	m.vvae, m.vvaeResidency = v, r
 	s.counters.Loads.Add(1)
 	return nil
 }

@@ -45,7 +45,7 @@ type Options struct {
 	// for requests that leave it empty ("": balanced).
 	Quality QualityFloor
 	// StreamVideoDecoder binds the video decoder's blocks one at a time,
-	// stage by stage across a window's tiles (videovae.Options.StreamBlocks).
+	// stage by stage across a window's tiles (videovae.Options.Residency).
 	StreamVideoDecoder bool
 	Oracles            compute.Oracles // slower reference paths for A/B diagnosis
 	Logger             *slog.Logger    // diagnostics; nil discards them

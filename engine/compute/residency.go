@@ -3,9 +3,9 @@ package compute
 // Residency is how a model holds its weights: bound once and kept
 // (Resident), or read from the checkpoint for each use and released after
 // it (Streaming), which trades disk reads for a peak of a few layers'
-// weights. The DiT, the text encoder and the memory planner share it; the
-// weights' precision is a separate choice (QuantFormat). The zero value is
-// Resident.
+// weights. The DiT, the text encoder, the video VAE's decoder and the
+// memory planner share it; the weights' precision is a separate choice
+// (QuantFormat). The zero value is Resident.
 type Residency uint8
 
 // Residencies.

@@ -171,7 +171,7 @@ const (
 type Estimates struct {
 	Text, DiT, Video, Audio Estimate
 	// StreamVideoDecoder streams the video decoder's blocks whatever the
-	// budget (videovae.Options.StreamBlocks).
+	// budget (videovae.Options.Residency).
 	StreamVideoDecoder bool
 }
 

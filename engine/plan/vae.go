@@ -16,7 +16,7 @@ import (
 // audiovae.EstimateDecode; each checked against the CPU backend's counters
 // on a real decode). The video decoder's streaming column binds one block
 // at a time, stage by stage across a window's tiles
-// (videovae.Options.StreamBlocks); the audio decoder loads whole in either
+// (videovae.Options.Residency); the audio decoder loads whole in either
 // column. The peaks count the decoders' host buffers (on Apple Silicon they
 // share the GPU's memory).
 

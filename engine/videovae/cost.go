@@ -25,7 +25,7 @@ type DecodeCost struct {
 	HostBytes    int64   // peak host buffers of a streaming decode (window canvas, two rows of tiles, tail, latents)
 	PeakBytes    int64   // WeightBytes + DeviceBytes + HostBytes
 	WeightDType  compute.DType
-	// The streamed decode (Options.StreamBlocks): one block bound at a
+	// The streamed decode (Options.Residency): one block bound at a
 	// time, every tile's hidden state of a window held between stages.
 	StreamedWeightBytes int64 // embedder, output projection and, when its stage is the peak, one block
 	StreamedDeviceBytes int64 // the peak stage's activations plus the other tiles' hidden states

@@ -23,7 +23,7 @@ type Decoder struct {
 	projOut   nn.Linear // [C·pt·p·p, D]
 	ropeCache map[[3]int][2]*compute.Tensor
 
-	// Streamed decode (Options.StreamBlocks): blocks is empty and each
+	// Streamed decode (Options.Residency): blocks is empty and each
 	// block is bound from w for one stage across a window's tiles.
 	stream bool
 	w      *safetensors.Binder
@@ -75,7 +75,7 @@ func loadDecoder(w *safetensors.Binder, cfg *Config, o *Options) *Decoder {
 		w.Fail("cannot infer the decoder MLP width: decoder.transformer_blocks.0.%s.weight is missing or not [2·F, %d]", w1name, D)
 		F = 1
 	}
-	d.stream, d.w, d.dt = o.StreamBlocks, w, dt
+	d.stream, d.w, d.dt = o.Residency == compute.Streaming, w, dt
 	for i := 0; i < cfg.DecoderLayers; i++ {
 		blk := d.loadBlock(i)
 		if d.stream { // bound here to check the checkpoint, then per stage
@@ -251,7 +251,7 @@ func (d *Decoder) Forward(b compute.Backend, z *Volume) (out *Volume, err error)
 }
 
 // ForwardTiles decodes tiles of one shape. Resident, it runs them one after
-// another; streamed (Options.StreamBlocks) it runs stage by stage across
+// another; streamed (Options.Residency) it runs stage by stage across
 // all of them — embed every tile, then bind each block, run it on every
 // tile and release it, then the output projection per tile — so one block's
 // weights are bound at a time. Each tile sees the same kernels on the same

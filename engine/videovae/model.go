@@ -37,11 +37,12 @@ type Options struct {
 	// DecoderOnly skips the encoder's tensors (the generation path needs only
 	// the decoder); EncoderOnly skips the decoder's.
 	DecoderOnly, EncoderOnly bool
-	// StreamBlocks binds the decoder's transformer blocks one at a time for
-	// a stage across all tiles of a window (Decoder.ForwardTiles) instead of
-	// keeping all resident: the decode's weight storage falls to one block
-	// plus the embedder and output projection; the pixels are identical.
-	StreamBlocks bool
+	// Residency of the decoder's transformer blocks: compute.Streaming
+	// binds them one at a time for a stage across all tiles of a window
+	// (Decoder.ForwardTiles) instead of keeping all resident: the decode's
+	// weight storage falls to one block plus the embedder and output
+	// projection; the pixels are identical.
+	Residency compute.Residency
 }
 
 // Model is a loaded video VAE.

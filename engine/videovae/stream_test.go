@@ -27,7 +27,7 @@ func TestStreamedDecodeMatchesResident(t *testing.T) {
 	}
 	resPeak := rb.Stats().FootprintPeak()
 	sb := cpu.New(cpu.Options{})
-	str := tinyModelWith(t, sb, &Options{DecoderOnly: true, StreamBlocks: true, WeightDType: compute.BF16})
+	str := tinyModelWith(t, sb, &Options{DecoderOnly: true, Residency: compute.Streaming, WeightDType: compute.BF16})
 	if len(str.dec.blocks) != 0 {
 		t.Fatalf("streamed decoder keeps %d blocks bound", len(str.dec.blocks))
 	}
