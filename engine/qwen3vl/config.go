@@ -356,8 +356,11 @@ func (c *Config) Validate() error {
 // ProcessorConfig holds the image and video preprocessor settings
 // (preprocessor_config.json, video_preprocessor_config.json).
 type ProcessorConfig struct {
-	Image PixelLimits
-	Video PixelLimits
+	// PatchSize, TemporalPatch and MergeSize are the processors' patching;
+	// they must equal the vision tower's.
+	PatchSize, TemporalPatch, MergeSize int
+	Image                               PixelLimits
+	Video                               PixelLimits
 	// Mean and Std are the per-channel normalization (0.5 in the release).
 	Mean, Std [3]float64
 }
@@ -371,72 +374,88 @@ type PixelLimits struct {
 // ReleasedProcessor is the released preprocessor configuration
 // (H3-ENCODERS-VAES.md §2.3).
 var ReleasedProcessor = ProcessorConfig{
+	PatchSize: 16, TemporalPatch: 2, MergeSize: 2,
 	Image: PixelLimits{MinPixels: 65536, MaxPixels: 16777216},
 	Video: PixelLimits{MinPixels: 4096, MaxPixels: 25165824},
 	Mean:  [3]float64{0.5, 0.5, 0.5},
 	Std:   [3]float64{0.5, 0.5, 0.5},
 }
 
-type rawProcessor struct {
-	Size struct {
-		LongestEdge  int `json:"longest_edge"`
-		ShortestEdge int `json:"shortest_edge"`
-	} `json:"size"`
-	MinPixels         int       `json:"min_pixels"`
-	MaxPixels         int       `json:"max_pixels"`
-	PatchSize         int       `json:"patch_size"`
-	TemporalPatchSize int       `json:"temporal_patch_size"`
-	MergeSize         int       `json:"merge_size"`
-	Mean              []float64 `json:"image_mean"`
-	Std               []float64 `json:"image_std"`
+// Summary is a one-line description for the snapshot report.
+func (pc ProcessorConfig) Summary() string {
+	return fmt.Sprintf("patch %d, merge %d, %d … %d pixels", pc.PatchSize, pc.MergeSize, pc.Image.MinPixels, pc.Image.MaxPixels)
 }
 
 // ReadProcessorConfig reads the two preprocessor configs from dir (the text
-// encoder or processor folder). A missing file falls back to the released
-// values; a present but invalid one is an error, as is one whose patching
-// disagrees with the model config.
+// encoder or processor folder), the one reader of these files. Each file
+// gives its pixel limits; the patching and the normalization are
+// preprocessor_config.json's (the video file's when it is alone). A missing
+// file falls back to the released values (the diffusers text_encoder/
+// carries none); a present but invalid one is a *configfile.Error naming
+// the file and field, as is one whose patching disagrees with the model
+// config c (nil: not compared).
 func ReadProcessorConfig(dir string, c *Config) (ProcessorConfig, error) {
 	pc := ReleasedProcessor
+	if c != nil {
+		pc.PatchSize, pc.TemporalPatch, pc.MergeSize = c.Vision.PatchSize, c.Vision.TemporalPatchSize, c.Vision.SpatialMergeSize
+	}
+	read := false
 	for i, name := range []string{"preprocessor_config.json", "video_preprocessor_config.json"} {
 		path := filepath.Join(dir, name)
-		b, err := os.ReadFile(path)
-		if errors.Is(err, os.ErrNotExist) {
+		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
 			continue
 		}
+		o, err := configfile.Read(path)
 		if err != nil {
-			return pc, fmt.Errorf("qwen3vl: %w", err)
+			return pc, err
 		}
-		var r rawProcessor
-		if err := json.Unmarshal(b, &r); err != nil {
-			return pc, &ConfigError{Path: path, Field: "(file)", Rule: "not valid JSON: " + err.Error()}
+		f, err := processorFrom(o, c)
+		if err != nil {
+			return pc, err
 		}
-		lim := PixelLimits{MinPixels: r.Size.ShortestEdge, MaxPixels: r.Size.LongestEdge}
-		if lim.MinPixels == 0 && lim.MaxPixels == 0 {
-			lim = PixelLimits{MinPixels: r.MinPixels, MaxPixels: r.MaxPixels}
-		}
-		if lim.MinPixels <= 0 || lim.MaxPixels < lim.MinPixels {
-			return pc, &ConfigError{Path: path, Field: "size", Rule: fmt.Sprintf("need 0 < shortest_edge ≤ longest_edge pixels, have %d, %d", lim.MinPixels, lim.MaxPixels)}
-		}
-		if c != nil {
-			if (r.PatchSize != 0 && r.PatchSize != c.Vision.PatchSize) || (r.MergeSize != 0 && r.MergeSize != c.Vision.SpatialMergeSize) ||
-				(r.TemporalPatchSize != 0 && r.TemporalPatchSize != c.Vision.TemporalPatchSize) {
-				return pc, &ConfigError{Path: path, Field: "patch_size", Rule: fmt.Sprintf("patching %d/%d/%d differs from the model's %d/%d/%d",
-					r.PatchSize, r.TemporalPatchSize, r.MergeSize, c.Vision.PatchSize, c.Vision.TemporalPatchSize, c.Vision.SpatialMergeSize)}
-			}
-		}
-		if len(r.Mean) == 3 && len(r.Std) == 3 {
-			for k := 0; k < 3; k++ {
-				if !(r.Std[k] > 0) {
-					return pc, &ConfigError{Path: path, Field: "image_std", Rule: "must be positive"}
-				}
-				pc.Mean[k], pc.Std[k] = r.Mean[k], r.Std[k]
-			}
+		if !read {
+			pc.PatchSize, pc.TemporalPatch, pc.MergeSize, pc.Mean, pc.Std = f.PatchSize, f.TemporalPatch, f.MergeSize, f.Mean, f.Std
+			read = true
 		}
 		if i == 0 {
-			pc.Image = lim
+			pc.Image = f.Image
 		} else {
-			pc.Video = lim
+			pc.Video = f.Image
 		}
 	}
 	return pc, nil
+}
+
+// processorFrom reads one preprocessor config (its pixel limits in Image),
+// comparing its patching with the model config c when c is set; the first
+// problem is recorded in o and returned.
+func processorFrom(o *configfile.Object, c *Config) (ProcessorConfig, error) {
+	var f ProcessorConfig
+	lim := &f.Image
+	if s := o.Sub("size", true); s != nil {
+		lim.MinPixels = s.PosInt("shortest_edge")
+		lim.MaxPixels = s.PosInt("longest_edge")
+	} else {
+		lim.MinPixels = o.PosInt("min_pixels")
+		lim.MaxPixels = o.PosInt("max_pixels")
+	}
+	if o.Err() == nil && lim.MinPixels > lim.MaxPixels {
+		o.Fail("size", "the minimum %d pixels exceed the maximum %d", lim.MinPixels, lim.MaxPixels)
+	}
+	f.PatchSize = o.PosInt("patch_size")
+	f.TemporalPatch = o.OptInt("temporal_patch_size", 1, 64, 2)
+	f.MergeSize = o.OptInt("merge_size", 1, 64, 2)
+	if o.Err() == nil && c != nil && (f.PatchSize != c.Vision.PatchSize || f.TemporalPatch != c.Vision.TemporalPatchSize || f.MergeSize != c.Vision.SpatialMergeSize) {
+		o.Fail("patch_size", "patching %d/%d/%d differs from the model's %d/%d/%d",
+			f.PatchSize, f.TemporalPatch, f.MergeSize, c.Vision.PatchSize, c.Vision.TemporalPatchSize, c.Vision.SpatialMergeSize)
+	}
+	copy(f.Mean[:], o.Floats("image_mean", 3))
+	std := o.Floats("image_std", 3)
+	for k, v := range std {
+		if o.Err() == nil && !(v > 0) {
+			o.Fail("image_std", "entry %d is %v; a standard deviation must be positive", k, v)
+		}
+	}
+	copy(f.Std[:], std)
+	return f, o.Err()
 }

@@ -12,9 +12,10 @@ import (
 )
 
 // This file reads the snapshot-level configuration files: model_index.json,
-// the scheduler config, the tokenizer files and the image processor config
-// (spec H3-DIT.md §1, H3-ENCODERS-VAES.md §2). Each component's own
-// config.json is read by its package (dit, qwen3vl, videovae, audiovae).
+// the scheduler config and the tokenizer files (spec H3-DIT.md §1,
+// H3-ENCODERS-VAES.md §2). Each component's own configs are read by its
+// package (dit, qwen3vl — the image and video processor configs too —,
+// videovae, audiovae).
 // Each Read* function returns a *ConfigError naming the file and the field
 // on the first problem.
 
@@ -192,66 +193,6 @@ func ReadTokenizerFiles(dir string) (*TokenizerFiles, error) {
 	return t, nil
 }
 
-// ProcessorConfig is the Qwen3-VL image processor's preprocessor_config.json
-// (in processor/ or, as the released text encoder carries a copy, in
-// text_encoder/).
-type ProcessorConfig struct {
-	Path                     string
-	PatchSize, TemporalPatch int
-	MergeSize                int
-	MinPixels, MaxPixels     int
-	Mean, Std                []float64
-	VideoPath                string // video_preprocessor_config.json ("" when absent)
-}
-
-// ReadProcessorConfig reads the processor configs of a folder.
-func ReadProcessorConfig(dir string) (*ProcessorConfig, error) {
-	o, err := configfile.Read(filepath.Join(dir, "preprocessor_config.json"))
-	if err != nil {
-		return nil, err
-	}
-	c, err := processorFrom(o)
-	if err != nil {
-		return nil, err
-	}
-	if v := filepath.Join(dir, "video_preprocessor_config.json"); fileExists(v) {
-		vo, err := configfile.Read(v)
-		if err != nil {
-			return nil, err
-		}
-		vo.PosInt("patch_size")
-		if err := vo.Err(); err != nil {
-			return nil, err
-		}
-		c.VideoPath = v
-	}
-	return c, nil
-}
-
-func processorFrom(o *configfile.Object) (*ProcessorConfig, error) {
-	c := &ProcessorConfig{Path: o.Path}
-	c.PatchSize = o.PosInt("patch_size")
-	c.TemporalPatch = o.OptInt("temporal_patch_size", 1, 64, 2)
-	c.MergeSize = o.OptInt("merge_size", 1, 64, 2)
-	if s := o.Sub("size", true); s != nil {
-		c.MinPixels = s.PosInt("shortest_edge")
-		c.MaxPixels = s.PosInt("longest_edge")
-	} else {
-		c.MinPixels = o.PosInt("min_pixels")
-		c.MaxPixels = o.PosInt("max_pixels")
-	}
-	if o.Err() == nil && c.MinPixels > c.MaxPixels {
-		o.Fail("size", "the minimum %d pixels exceed the maximum %d", c.MinPixels, c.MaxPixels)
-	}
-	c.Mean = o.Floats("image_mean", 3)
-	c.Std = o.Floats("image_std", 3)
-	o.CheckStd(c.Std)
-	if err := o.Err(); err != nil {
-		return nil, err
-	}
-	return c, nil
-}
-
 func fileExists(p string) bool {
 	st, err := os.Stat(p)
 	return err == nil && !st.IsDir()
@@ -264,8 +205,6 @@ func configSummary(cfg any) string {
 		return c.Summary()
 	case *TokenizerFiles:
 		return fmt.Sprintf("tokenizer.json %s", humanBytes(c.Bytes))
-	case *ProcessorConfig:
-		return fmt.Sprintf("patch %d, merge %d, %d … %d pixels", c.PatchSize, c.MergeSize, c.MinPixels, c.MaxPixels)
 	case *SchedulerConfig:
 		return fmt.Sprintf("shift %g", c.Shift)
 	}

@@ -13,7 +13,6 @@ import (
 var parsers = []configtest.Parser{
 	{Name: "model_index", File: "testdata/original/model_index.json", Parse: func(o *configfile.Object) (any, error) { return modelIndexFrom(o) }},
 	{Name: "model_index_diffusers", File: "testdata/diffusers/model_index.json", Parse: func(o *configfile.Object) (any, error) { return modelIndexFrom(o) }},
-	{Name: "processor", File: "testdata/text_encoder/preprocessor_config.json", Parse: func(o *configfile.Object) (any, error) { return processorFrom(o) }},
 	{Name: "scheduler", File: "testdata/diffusers/scheduler/scheduler_config.json", Parse: func(o *configfile.Object) (any, error) { return schedulerFrom(o) }},
 }
 
@@ -40,8 +39,6 @@ func TestConfigRules(t *testing.T) {
 		{Parser: "model_index", Mutate: configtest.Nested("_minimax_h3", "sigma_shift_scales", map[string]any{"video": 12, "audio": 0}), Field: "_minimax_h3.sigma_shift_scales.audio", Rule: "must be positive"},
 		{Parser: "model_index", Mutate: configtest.Nested("_minimax_h3", "base_schedule", []any{1, 0.5, 0.7, 0}), Field: "_minimax_h3.base_schedule", Rule: "strictly decreasing"},
 		{Parser: "model_index", Mutate: configtest.Set("_h3studio", map[string]any{"demo": "yes"}), Field: "_h3studio.demo", Rule: "true or false"},
-		{Parser: "processor", Mutate: configtest.Set("size", map[string]any{"shortest_edge": 10, "longest_edge": 5}), Field: "size", Rule: "exceed the maximum"},
-		{Parser: "processor", Mutate: configtest.Set("image_mean", []any{0.5}), Field: "image_mean", Rule: "must list 3 numbers"},
 		{Parser: "scheduler", Mutate: configtest.Set("shift", 0), Field: "shift", Rule: "must be positive"},
 		{Parser: "scheduler", Mutate: configtest.Set("_class_name", "DDIMScheduler"), Field: "_class_name", Rule: "MiniMaxH3Scheduler"},
 	})

@@ -13,6 +13,7 @@ import (
 
 	"h3studio/engine/audiovae"
 	"h3studio/engine/compute"
+	"h3studio/engine/configfile"
 	"h3studio/engine/dit"
 	"h3studio/engine/qwen3vl"
 	"h3studio/engine/safetensors"
@@ -346,7 +347,14 @@ func inspectComponent(root string, c *Component) *ComponentReport {
 	case Tokenizer:
 		cr.Config, readErr = configOf(ReadTokenizerFiles(c.Dir))
 	case Processor:
-		cr.Config, readErr = configOf(ReadProcessorConfig(c.Dir))
+		// A processor folder must hold preprocessor_config.json (the
+		// reader falls back to the released values for a text encoder
+		// folder without one).
+		if p := filepath.Join(c.Dir, "preprocessor_config.json"); !fileExists(p) {
+			_, readErr = configfile.Read(p) // missing, a folder or unreadable: it says which
+		} else {
+			cr.Config, readErr = configOf(qwen3vl.ReadProcessorConfig(c.Dir, nil))
+		}
 	case VideoVAE:
 		cfg, err := videovae.ReadConfig(c.ConfigDir, c.Dir)
 		if err != nil {
