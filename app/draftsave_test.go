@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"h3studio/engine/testkit"
 	"h3studio/ui/studio"
 )
 
@@ -38,18 +39,13 @@ func TestDraftIsSavedContinuously(t *testing.T) {
 		}
 		return q.Draft.Prompt
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for read() != "edit 4" && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if got := read(); got != "edit 4" {
-		t.Fatalf("saved %q, want the last edit", got)
+	if !testkit.Until(nil, func() bool { return read() == "edit 4" }) {
+		t.Fatalf("saved %q, want the last edit", read())
 	}
 	d.close(draftWith("final"))
 	d.changed(draftWith("after quit"))
-	time.Sleep(60 * time.Millisecond)
-	if got := read(); got != "final" {
-		t.Errorf("saved %q after close, want the final draft", got)
+	if !testkit.Holds(60*time.Millisecond, nil, func() bool { return read() == "final" }) {
+		t.Errorf("saved %q after close, want the final draft", read())
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"h3studio/engine/testkit"
 	"h3studio/engine/videoapi"
 	"h3studio/ui/studio"
 	"h3studio/ui/studio/fakeengine"
@@ -69,19 +70,15 @@ func TestLocalAPIOverTheStudio(t *testing.T) {
 		json.Unmarshal(b, &l)
 		return l
 	}
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		l := list()
-		if len(l.Data) == 1 && l.Data[0].Status == videoapi.StatusCompleted {
-			if l.Data[0].Prompt != "A take made in the window." {
-				t.Errorf("the window's take is listed as %+v", l.Data[0])
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the window's take is not listed: %+v", l)
-		}
-		time.Sleep(20 * time.Millisecond)
+	var l videoapi.VideoList
+	if !testkit.Within(60*time.Second, nil, func() bool {
+		l = list()
+		return len(l.Data) == 1 && l.Data[0].Status == videoapi.StatusCompleted
+	}) {
+		t.Fatalf("the window's take is not listed: %+v", l)
+	}
+	if l.Data[0].Prompt != "A take made in the window." {
+		t.Errorf("the window's take is listed as %+v", l.Data[0])
 	}
 
 	// A take from the API lands in the window's library.

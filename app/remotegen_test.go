@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"h3studio/engine/testkit"
 	"h3studio/engine/videoapi"
 	"h3studio/ui/studio"
 	"h3studio/ui/studio/fakeengine"
@@ -59,23 +60,21 @@ func TestRunOnServer(t *testing.T) {
 	if _, err := here.Queue().Generate(); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(90 * time.Second)
-	for {
-		sn := here.Snapshot()
-		if len(sn.Jobs) == 1 && sn.Jobs[0].State == studio.JobFailed {
-			t.Fatalf("the remote take failed: %s", sn.Jobs[0].Message)
-		}
-		if len(sn.Takes) == 1 {
-			m := sn.Takes[0].Meta
-			if m.Prompt != "A take made on the server." || m.Files.Video == "" || m.Frames == 0 || len(m.Timings) == 0 {
-				t.Errorf("the take's record: %+v", m)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no take after 90 s: %+v", sn.Jobs)
-		}
-		time.Sleep(50 * time.Millisecond)
+	wake := testkit.NewWake()
+	defer here.Subscribe(wake.Signal)()
+	var sn studio.Snapshot
+	failed := func() bool { return len(sn.Jobs) == 1 && sn.Jobs[0].State == studio.JobFailed }
+	if !testkit.Within(90*time.Second, wake, func() bool {
+		sn = here.Snapshot()
+		return failed() || len(sn.Takes) == 1
+	}) {
+		t.Fatalf("no take after 90 s: %+v", sn.Jobs)
+	}
+	if failed() {
+		t.Fatalf("the remote take failed: %s", sn.Jobs[0].Message)
+	}
+	if m := sn.Takes[0].Meta; m.Prompt != "A take made on the server." || m.Files.Video == "" || m.Frames == 0 || len(m.Timings) == 0 {
+		t.Errorf("the take's record: %+v", m)
 	}
 	// The server made it (and keeps it in its own library).
 	if n := len(server.Snapshot().Takes); n != 1 {

@@ -18,6 +18,7 @@ import (
 	"h3studio/engine/media"
 	"h3studio/engine/safetensors"
 	"h3studio/engine/snapshot/snapshottest"
+	"h3studio/engine/testkit"
 	"h3studio/ui/internal/uitest"
 	"h3studio/ui/studio"
 	"h3studio/ui/studio/fakeengine"
@@ -59,7 +60,7 @@ func TestModelsWindowDownloads(t *testing.T) {
 	mw := w.models
 	settle := func(what string, cond func() bool) {
 		t.Helper()
-		if !uitest.Until(nil, func() bool { ui.Drain(); mw.apply(); return cond() }) {
+		if !testkit.Until(nil, func() bool { ui.Drain(); mw.apply(); return cond() }) {
 			t.Fatalf("never: %s (status %q)", what, mw.status.Text)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"h3studio/engine/media"
+	"h3studio/engine/testkit"
 	"h3studio/ui/internal/uitest"
 	"h3studio/ui/studio"
 	"h3studio/ui/studio/fakeengine"
@@ -28,7 +29,7 @@ type harness struct {
 	lib  string
 	dir  string
 	quit bool
-	wake uitest.Wake
+	wake testkit.Wake
 	// revealed records the paths the window asked Finder to show.
 	revealed []string
 }
@@ -37,7 +38,7 @@ func newHarness(t *testing.T, o fakeengine.Options, async bool) *harness {
 	t.Helper()
 	a := test.NewTempApp(t)
 	a.Settings().SetTheme(NewTheme())
-	h := &harness{t: t, dir: t.TempDir(), ui: &uitest.Queue{}, wake: uitest.NewWake()}
+	h := &harness{t: t, dir: t.TempDir(), ui: &uitest.Queue{}, wake: testkit.NewWake()}
 	h.lib = filepath.Join(h.dir, "Library")
 	lib, err := studio.OpenLibrary(h.lib, nil)
 	if err != nil {
@@ -71,7 +72,7 @@ func newHarness(t *testing.T, o fakeengine.Options, async bool) *harness {
 func (h *harness) settle(cond func(studio.Snapshot) bool) studio.Snapshot {
 	h.t.Helper()
 	var sn studio.Snapshot
-	if !uitest.Until(h.wake, func() bool {
+	if !testkit.Until(h.wake, func() bool {
 		for { // until cond holds or a round finds no work left
 			n := 0
 			if h.work != nil {

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"h3studio/engine/media"
-	"h3studio/ui/internal/uitest"
+	"h3studio/engine/testkit"
 )
 
 func tone(secs float64) media.Audio {
@@ -78,7 +78,7 @@ func child(t *testing.T, mode string) {
 	o.Start(500 * time.Millisecond)
 	var pos time.Duration
 	var playing bool
-	uitest.Until(nil, func() bool { pos, playing = o.Position(); return playing || o.Notice() != "" })
+	testkit.Until(nil, func() bool { pos, playing = o.Position(); return playing || o.Notice() != "" })
 	if playing {
 		if mode == "none" {
 			t.Fatalf("a clock without a device: %v", pos)

@@ -13,6 +13,7 @@ import (
 	"h3studio/engine/hfhub/fakehub"
 	"h3studio/engine/snapshot"
 	"h3studio/engine/snapshot/snapshottest"
+	"h3studio/engine/testkit"
 	"h3studio/ui/internal/uitest"
 )
 
@@ -102,7 +103,7 @@ func newModelsFixture(t *testing.T, token string) *modelsFixture {
 
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	uitest.Wait(t, what, nil, cond)
+	testkit.Wait(t, what, nil, cond)
 }
 
 // fileHasBytes reports whether path exists and is not empty.

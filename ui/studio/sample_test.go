@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"h3studio/engine/media"
+	"h3studio/engine/testkit"
 	"h3studio/ui/internal/uitest"
 	"h3studio/ui/studio"
 	"h3studio/ui/studio/fakeengine"
@@ -43,7 +44,7 @@ func TestSampleClip(t *testing.T) {
 // firstStart makes a studio on the fake engine's demo folder with an empty
 // library and the drawn placeholder, as app/gui.go does on a first start,
 // and asks for the sample take.
-func firstStart(t *testing.T, o fakeengine.Options, async bool, takes int) (*studio.Studio, *uitest.Queue, string, uitest.Wake) {
+func firstStart(t *testing.T, o fakeengine.Options, async bool, takes int) (*studio.Studio, *uitest.Queue, string, testkit.Wake) {
 	t.Helper()
 	dir := t.TempDir()
 	libDir := filepath.Join(dir, "Library")
@@ -79,7 +80,7 @@ func firstStart(t *testing.T, o fakeengine.Options, async bool, takes int) (*stu
 		t.Fatal(err)
 	}
 	t.Cleanup(s.Close)
-	wake := uitest.NewWake()
+	wake := testkit.NewWake()
 	s.Subscribe(wake.Signal)
 	s.Model().UseDemo()
 	s.Queue().RenderSampleTake()

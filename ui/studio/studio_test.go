@@ -19,6 +19,7 @@ import (
 
 	"h3studio/engine"
 	"h3studio/engine/media"
+	"h3studio/engine/testkit"
 	"h3studio/ui/internal/uitest"
 	"h3studio/ui/studio"
 	"h3studio/ui/studio/fakeengine"
@@ -31,7 +32,7 @@ type env struct {
 	eng  *fakeengine.Engine
 	lib  string
 	in   string
-	wake uitest.Wake
+	wake testkit.Wake
 	// skew moves the studio's clock ahead (nanoseconds), for tests of
 	// what depends on time passing.
 	skew atomic.Int64
@@ -53,7 +54,7 @@ func newEnv(t *testing.T, o fakeengine.Options, async bool) *env {
 func startEnv(t *testing.T, o fakeengine.Options, edit func(*studio.Options)) *env {
 	t.Helper()
 	dir := t.TempDir()
-	e := &env{t: t, lib: filepath.Join(dir, "Library"), in: filepath.Join(dir, "in"), x: &uitest.Queue{}, wake: uitest.NewWake()}
+	e := &env{t: t, lib: filepath.Join(dir, "Library"), in: filepath.Join(dir, "in"), x: &uitest.Queue{}, wake: testkit.NewWake()}
 	os.MkdirAll(e.in, 0o755)
 	lib, err := studio.OpenLibrary(e.lib, nil)
 	if err != nil {
@@ -86,10 +87,10 @@ func (e *env) settle(cond func(studio.Snapshot) bool) studio.Snapshot {
 // waitState drains x (nil: none) until s's state satisfies cond, looking
 // again on each signal on wake (nil: none, only the kit's rechecks); it
 // fails t naming what, with the state it saw last.
-func waitState(t testing.TB, what string, s *studio.Studio, x *uitest.Queue, wake uitest.Wake, cond func(studio.Snapshot) bool) studio.Snapshot {
+func waitState(t testing.TB, what string, s *studio.Studio, x *uitest.Queue, wake testkit.Wake, cond func(studio.Snapshot) bool) studio.Snapshot {
 	t.Helper()
 	var sn studio.Snapshot
-	if !uitest.Until(wake, func() bool {
+	if !testkit.Until(wake, func() bool {
 		if x != nil {
 			x.Drain()
 		}
@@ -104,8 +105,8 @@ func waitState(t testing.TB, what string, s *studio.Studio, x *uitest.Queue, wak
 
 // subscribe returns a Wake signalled on every change of s and a wait for
 // s's state (waitState without a queue).
-func subscribe(t testing.TB, s *studio.Studio) (uitest.Wake, func(what string, cond func(studio.Snapshot) bool) studio.Snapshot) {
-	wake := uitest.NewWake()
+func subscribe(t testing.TB, s *studio.Studio) (testkit.Wake, func(what string, cond func(studio.Snapshot) bool) studio.Snapshot) {
+	wake := testkit.NewWake()
 	s.Subscribe(wake.Signal)
 	return wake, func(what string, cond func(studio.Snapshot) bool) studio.Snapshot {
 		t.Helper()
@@ -768,7 +769,7 @@ func TestProbesAreBounded(t *testing.T) {
 	for i := 0; i < 12; i++ {
 		paths = append(paths, e.png(fmt.Sprintf("p%02d.png", i), color.RGBA{uint8(i * 20), 0, 0, 255}))
 	}
-	wake := uitest.NewWake()
+	wake := testkit.NewWake()
 	s.Subscribe(wake.Signal)
 	s.Compose().AddReferences(paths)
 	ready := func() int {
@@ -780,7 +781,7 @@ func TestProbesAreBounded(t *testing.T) {
 		}
 		return n
 	}
-	if !uitest.Until(wake, func() bool { return ready() == len(paths) }) {
+	if !testkit.Until(wake, func() bool { return ready() == len(paths) }) {
 		t.Fatalf("%d of %d files read", ready(), len(paths))
 	}
 	if most > 2 || most == 0 {
@@ -804,10 +805,10 @@ func TestInfoNoticesFade(t *testing.T) {
 	if n := len(s.Snapshot().Notices); n != 3 {
 		t.Fatalf("%d notices", n)
 	}
-	wake := uitest.NewWake()
+	wake := testkit.NewWake()
 	s.Subscribe(wake.Signal)
 	two := func() bool { return len(s.Snapshot().Notices) == 2 }
-	if uitest.Until(wake, two) && !uitest.Holds(100*time.Millisecond, wake, two) {
+	if testkit.Until(wake, two) && !testkit.Holds(100*time.Millisecond, wake, two) {
 		t.Error("a notice that stays until dismissed left")
 	}
 	var left []string

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"h3studio/engine/media"
+	"h3studio/engine/testkit"
 	"h3studio/ui/internal/uitest"
 	"h3studio/ui/studio"
 	"h3studio/ui/studio/fakeengine"
@@ -30,7 +31,7 @@ func newMP4Env(t *testing.T) *env {
 func (e *env) waitView(tl *studio.Timeline, what string, cond func(studio.TimelineView) bool) studio.TimelineView {
 	e.t.Helper()
 	var v studio.TimelineView
-	if !uitest.Until(e.wake, func() bool { e.x.Drain(); v = tl.View(); return cond(v) }) {
+	if !testkit.Until(e.wake, func() bool { e.x.Drain(); v = tl.View(); return cond(v) }) {
 		e.t.Fatalf("timeline never reached: %s; view %+v", what, v)
 	}
 	return v

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"h3studio/ui/internal/uitest"
+	"h3studio/engine/testkit"
 	"h3studio/ui/studio"
 	"h3studio/ui/studio/fakeengine"
 )
@@ -136,7 +136,7 @@ func TestVanishedTakesLeaveTheLibrary(t *testing.T) {
 		return !has && hasKept
 	})
 	s.Takes().Refresh()
-	if !uitest.Holds(100*time.Millisecond, wake, func() bool { _, has := find(s.Snapshot(), gone.ID); return !has }) {
+	if !testkit.Holds(100*time.Millisecond, wake, func() bool { _, has := find(s.Snapshot(), gone.ID); return !has }) {
 		t.Error("a reload brought the moved take back")
 	}
 

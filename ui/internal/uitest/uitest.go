@@ -1,8 +1,9 @@
 // Package uitest is the test kit of the ui packages: a queue that runs the
 // studio's background work and the window's UI calls on the test's
-// goroutine, a wait on change notifications, the media files tests drop,
-// and the skip for tests that need a command-line tool. It uses neither
-// Fyne nor the studio, so the Fyne-free studio's own tests use it too.
+// goroutine, the media files tests drop, and the skip for tests that need
+// a command-line tool (the bounded waits on change notifications are
+// engine/testkit's). It uses neither Fyne nor the studio, so the Fyne-free
+// studio's own tests use it too.
 package uitest
 
 import (
@@ -17,7 +18,6 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
-	"time"
 
 	"h3studio/engine/media"
 )
@@ -49,64 +49,6 @@ func (q *Queue) Drain() int {
 		f()
 		n++
 	}
-}
-
-// Wake is a change signal: a subscriber calls Signal on every change, and
-// Until waits on it. A signal sent while nobody waits is kept (one).
-type Wake chan struct{}
-
-// NewWake returns a Wake that keeps one pending signal.
-func NewWake() Wake { return make(Wake, 1) }
-
-// Signal notes a change without blocking.
-func (w Wake) Signal() {
-	select {
-	case w <- struct{}{}:
-	default:
-	}
-}
-
-// Timeout bounds every wait of the ui tests: generous, so that a loaded
-// machine does not fail them, while a hang still ends.
-const Timeout = 30 * time.Second
-
-// recheck is how often a wait looks again when no signal comes: for what
-// changes without notifying (work queued on a Queue, a file, a clock).
-const recheck = 10 * time.Millisecond
-
-// Until reports whether cond holds within Timeout. It checks at once,
-// again on each signal on wake (nil: there is none) and every recheck.
-func Until(wake Wake, cond func() bool) bool { return within(Timeout, wake, cond) }
-
-// Holds reports whether cond holds throughout d, checking as Until does:
-// for what must not happen meanwhile.
-func Holds(d time.Duration, wake Wake, cond func() bool) bool {
-	return !within(d, wake, func() bool { return !cond() })
-}
-
-// Wait fails t unless cond holds within Timeout (see Until), naming what
-// never happened.
-func Wait(t testing.TB, what string, wake Wake, cond func() bool) {
-	t.Helper()
-	if !Until(wake, cond) {
-		t.Fatalf("timed out after %v waiting for %s", Timeout, what)
-	}
-}
-
-// within reports whether cond holds within timeout, checking as Until does.
-func within(timeout time.Duration, wake Wake, cond func() bool) bool {
-	deadline := time.After(timeout)
-	tick := time.NewTicker(recheck)
-	defer tick.Stop()
-	for !cond() {
-		select {
-		case <-wake:
-		case <-tick.C:
-		case <-deadline:
-			return cond()
-		}
-	}
-	return true
 }
 
 // NeedTools skips t unless every named command is installed; on CI (CI
