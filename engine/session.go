@@ -1,11 +1,21 @@
 // Package engine runs MiniMax-H3 text/image/video/audio-to-video+audio
 // generation: the façade the GUI, the CLI and tests drive the same way.
 // Phases mirror diffusers' modular pipeline: encode, prepare, denoise,
-// decode.
+// decode. Its files, in the order a request meets them:
 //
-// The request, plan, event and result types and the request rules are
-// engine/request's (re-exported in request.go); this file holds the
-// session that executes them.
+//   - session.go: Open, the Session, Generate and run (the phase list);
+//   - request.go: the request, plan, event and result types, re-exported
+//     from engine/request, which holds the named rules resolving a request;
+//   - plan.go, memorymode.go: Plan — resolve, predict (engine/plan), choose
+//     the memory mode;
+//   - load.go (with lora.go, quantcache.go): load the components a phase
+//     needs;
+//   - conditions.go: prepare conditions (reference media, the processor,
+//     the VAE encoders);
+//   - text.go: encode text (tokenizer, Qwen3-VL, the conditioning cache);
+//   - denoise.go: the DiT loop (engine/denoise) and its previews;
+//   - decode.go: decode video and audio, export;
+//   - events.go, faults.go, inputerr.go: progress and how failures read.
 package engine
 
 import (
@@ -15,8 +25,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"h3studio/engine/denoise"
-	"h3studio/engine/layout"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -25,7 +33,9 @@ import (
 
 	"h3studio/engine/compute"
 	"h3studio/engine/condcache"
+	"h3studio/engine/denoise"
 	"h3studio/engine/dit"
+	"h3studio/engine/layout"
 	"h3studio/engine/media"
 	"h3studio/engine/plan"
 	"h3studio/engine/snapshot"
