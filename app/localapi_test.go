@@ -16,25 +16,35 @@ import (
 	"h3studio/ui/studio/fakeengine"
 )
 
-// TestLocalAPIOverTheStudio: the app's server shares the window's queue
-// and library both ways (fake engine: seconds, not a real take).
-func TestLocalAPIOverTheStudio(t *testing.T) {
-	t.Setenv("H3_API_TOKEN", "test-token-0123456789abcdef")
+// fakeStudio is a studio over the fake engine's demo model, in a library of
+// its own, ready to generate; o's Engine and Library are set here. It is
+// closed when the test ends.
+func fakeStudio(t *testing.T, o studio.Options) *studio.Studio {
+	t.Helper()
 	lib, err := studio.OpenLibrary(t.TempDir(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	eng := fakeengine.New(fakeengine.Options{})
 	eng.DemoDir = filepath.Join(t.TempDir(), "fake-model")
-	s, err := studio.New(studio.Options{Engine: eng, Library: lib})
+	o.Engine, o.Library = eng, lib
+	s, err := studio.New(o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	t.Cleanup(s.Close)
 	s.Model().UseDemo()
 	if err := waitForModel(s, 20*time.Second); err != nil {
 		t.Fatal(err)
 	}
+	return s
+}
+
+// TestLocalAPIOverTheStudio: the app's server shares the window's queue
+// and library both ways (fake engine: seconds, not a real take).
+func TestLocalAPIOverTheStudio(t *testing.T) {
+	t.Setenv("H3_API_TOKEN", "test-token-0123456789abcdef")
+	s := fakeStudio(t, studio.Options{})
 	api := newLocalAPI(s, nil)
 	api.addr = "127.0.0.1:0"
 	if api.Enabled() {

@@ -2,14 +2,12 @@ package main
 
 import (
 	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"h3studio/engine/testkit"
 	"h3studio/engine/videoapi"
 	"h3studio/ui/studio"
-	"h3studio/ui/studio/fakeengine"
 )
 
 // TestRunOnServer: with Run on server, the window's take is planned here,
@@ -20,29 +18,8 @@ func TestRunOnServer(t *testing.T) {
 		t.Skip("needs ffmpeg (the Linux MP4 writer and reader)")
 	}
 	t.Setenv("H3_API_TOKEN", "test-token-0123456789abcdef")
-	newStudio := func(withVideo bool) *studio.Studio {
-		lib, err := studio.OpenLibrary(t.TempDir(), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		eng := fakeengine.New(fakeengine.Options{})
-		eng.DemoDir = filepath.Join(t.TempDir(), "fake-model")
-		o := studio.Options{Engine: eng, Library: lib, Opener: mediaOpener}
-		if withVideo {
-			o.VideoSink = newVideoSink
-		}
-		s, err := studio.New(o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(s.Close)
-		s.Model().UseDemo()
-		if err := waitForModel(s, 20*time.Second); err != nil {
-			t.Fatal(err)
-		}
-		return s
-	}
-	server, here := newStudio(true), newStudio(true)
+	withVideo := studio.Options{Opener: mediaOpener, VideoSink: newVideoSink}
+	server, here := fakeStudio(t, withVideo), fakeStudio(t, withVideo)
 	api := newLocalAPI(server, nil)
 	api.addr = "127.0.0.1:0"
 	if err := api.SetEnabled(true); err != nil {
