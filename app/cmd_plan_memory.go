@@ -187,14 +187,13 @@ func (f *planMemoryFlags) run(q plan.Query, stdout, stderr io.Writer) (int, bool
 		}
 		return 0, true
 	}
-	gib := func(b int64) string { return fmt.Sprintf("%.2f GiB", float64(b)/(1<<30)) }
-	fmt.Fprintf(stdout, "device %s, working set %s, budget %s, quality floor %s\n", gib(choice.DeviceBytes), gib(choice.WorkingSetBytes), gib(choice.BudgetBytes), choice.Floor)
+	fmt.Fprintf(stdout, "device %s, working set %s, budget %s, quality floor %s\n", fmtGiB(choice.DeviceBytes), fmtGiB(choice.WorkingSetBytes), fmtGiB(choice.BudgetBytes), choice.Floor)
 	for _, mp := range choice.Modes {
 		mark := " "
 		if mp.Mode == choice.Chosen.Mode {
 			mark = "*"
 		}
-		fmt.Fprintf(stdout, "%s %-15s end-to-end peak %s (DiT %s weights), fits %v\n", mark, mp.Mode.Name, gib(mp.Peak), gib(mp.DiT.Weights), mp.Fits)
+		fmt.Fprintf(stdout, "%s %-15s end-to-end peak %s (DiT %s weights), fits %v\n", mark, mp.Mode.Name, fmtGiB(mp.Peak), fmtGiB(mp.DiT.Weights), mp.Fits)
 	}
 	fmt.Fprintf(stdout, "mode: %s — %s\n", choice.Chosen.Mode.Name, choice.Why)
 	return 0, true
