@@ -315,6 +315,10 @@ type Snapshot struct {
 	Why         string
 	CanUndo     bool
 	CanRedo     bool
+	// DraftEdits counts the draft's changes, undos and redos (it goes back
+	// to 0 when the history is forgotten): a new value means the draft was
+	// edited since the last snapshot.
+	DraftEdits uint64
 
 	Plan      *engine.Plan // the engine's plan for the draft; nil when none
 	Estimates map[engine.Preset]time.Duration
@@ -341,7 +345,7 @@ func (s *Studio) Snapshot() Snapshot {
 	d := s.draft.Clone()
 	sn := Snapshot{
 		Version: s.version, Draft: d, Task: d.Task(), Labels: Labels(d.References),
-		CanUndo: len(s.hist.past) > 0, CanRedo: len(s.hist.future) > 0,
+		CanUndo: len(s.hist.past) > 0, CanRedo: len(s.hist.future) > 0, DraftEdits: s.hist.edits,
 		Model: s.model, Device: s.opts.Device,
 		Takes: append([]Take(nil), s.takes...), LibraryLoaded: s.libLoaded, LibraryDir: s.lib.Dir,
 		Viewer: s.viewer, Notices: append([]Notice(nil), s.notices...),
