@@ -190,6 +190,11 @@ func TestGenerateSavesTake(t *testing.T) {
 		m.SampleRate != 32000 || m.Channels != 2 || m.Timings[engine.PhaseDenoise] < 0 || m.Settings.Steps != engine.Presets[engine.PresetPreview].Steps {
 		t.Errorf("take.json = %s", b)
 	}
+	// the preset by name and by the values of the one table (engine.Presets)
+	if q := engine.Presets[engine.PresetPreview]; m.Settings.Quality != engine.PresetPreview || m.Settings.Reuse != q.Reuse ||
+		m.Settings.CoreReuse != q.CoreReuse || m.Settings.Layers != int(float64(engine.MaxLayers)*q.LayersFraction+0.5) {
+		t.Errorf("take.json records the preset as %q %+v, want %q %+v", m.Settings.Quality, m.Settings, engine.PresetPreview, q)
+	}
 	if len(sn.Takes) != 1 || sn.Takes[0].ID != takes[0] || sn.Takes[0].Thumb == nil {
 		t.Errorf("snapshot takes %+v", sn.Takes)
 	}
