@@ -30,8 +30,10 @@ import (
 	"fmt"
 	"image"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"h3studio/engine"
 	"h3studio/engine/media"
@@ -460,7 +462,20 @@ func (s *Studio) Notify(level NoticeLevel, text string) {
 	s.update(func() { s.noticeLocked(level, text, "") })
 }
 
+// finishSentence makes a notice's text one finished sentence: many end
+// with a cause that is an error's own text, which stops without a full
+// stop.
+func finishSentence(text string) string {
+	text = strings.TrimSpace(text)
+	body := strings.TrimRight(text, "”’)\"'")
+	if r, _ := utf8.DecodeLastRuneInString(body); body == "" || strings.ContainsRune(".!?…", r) {
+		return text
+	}
+	return text + "."
+}
+
 func (s *Studio) noticeLocked(level NoticeLevel, text, action string) {
+	text = finishSentence(text)
 	// The same message again replaces the one shown (moved to the end)
 	// instead of stacking a duplicate.
 	for i, n := range s.notices {
