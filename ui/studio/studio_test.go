@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -67,6 +68,7 @@ func startEnv(t *testing.T, o fakeengine.Options, edit func(*studio.Options)) *e
 	if err != nil {
 		t.Fatal(err)
 	}
+	auditNotices(t, e.s)
 	t.Cleanup(e.s.Close)
 	e.s.Subscribe(e.wake.Signal)
 	model := filepath.Join(dir, "model")
@@ -822,4 +824,54 @@ func TestInfoNoticesFade(t *testing.T) {
 	if len(left) != 2 || left[0] != "No sound output." || !strings.Contains(left[1], "example") {
 		t.Errorf("notices left: %q", left)
 	}
+}
+
+// auditNotices checks every notice s shows while the test runs (every test
+// on an env contributes its notices): each is one finished text — it ends
+// a sentence, holds no doubled stop, no unformatted value and no empty
+// cause. Reported after the test, when the studio is closed.
+func auditNotices(t *testing.T, s *studio.Studio) {
+	var mu sync.Mutex
+	bad := map[string]string{}
+	s.Subscribe(func() {
+		for _, n := range s.Snapshot().Notices {
+			if why := unfinishedNotice(n.Text); why != "" {
+				mu.Lock()
+				bad[n.Text] = why
+				mu.Unlock()
+			}
+		}
+	})
+	t.Cleanup(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for text, why := range bad {
+			t.Errorf("notice %q: %s", text, why)
+		}
+	})
+}
+
+// doubledStop is two full stops that are not a path's "../", or a stop
+// after a space.
+var doubledStop = regexp.MustCompile(`\.\.([^/]|$)| \.( |$)`)
+
+// emptyCause is a colon with nothing after it but a stop.
+var emptyCause = regexp.MustCompile(`: ?\.( |$)`)
+
+// unfinishedNotice says what is wrong with a notice's text ("" if nothing).
+func unfinishedNotice(text string) string {
+	trimmed := strings.TrimRight(text, "”)\"'")
+	switch {
+	case strings.TrimSpace(text) != text || text == "":
+		return "empty, or space at an end"
+	case !strings.ContainsAny(trimmed[len(trimmed)-1:], ".!?…"):
+		return "does not end a sentence"
+	case doubledStop.MatchString(text), strings.Contains(text, "  "):
+		return "a doubled stop or space"
+	case strings.Contains(text, "%!"), strings.Contains(text, "<nil>"), strings.Contains(text, "%v"), strings.Contains(text, "%s"):
+		return "an unformatted value"
+	case emptyCause.MatchString(text), strings.Contains(text, "()"), strings.Contains(text, "“”"):
+		return "an empty cause or name"
+	}
+	return ""
 }
