@@ -2,11 +2,8 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"image"
-	"image/png"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -124,7 +121,7 @@ func TestStudioDraftSurvivesKill9(t *testing.T) {
 	home := t.TempDir()
 	t.Setenv("XDG_CONFIG_HOME", home) // loadPrefs reads settings.json under it
 	pic := filepath.Join(home, "ref.png")
-	writeTestPNG(t, pic)
+	writeRGB(t, pic, 64, 48)
 	for round := range 3 {
 		k := 1 + rand.IntN(4)
 		cmd := exec.Command(os.Args[0], "-test.run=^TestStudioDraftSurvivesKill9$")
@@ -225,18 +222,4 @@ func newDraftStudio(t *testing.T, home string) *studio.Studio {
 	}
 	t.Fatal(err)
 	return nil
-}
-
-func writeTestPNG(t *testing.T, path string) {
-	img := image.NewRGBA(image.Rect(0, 0, 64, 48))
-	for i := range img.Pix {
-		img.Pix[i] = uint8(i * 7)
-	}
-	var b bytes.Buffer
-	if err := png.Encode(&b, img); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
 }
