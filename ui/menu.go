@@ -117,28 +117,27 @@ func (w *Window) mainMenu() *fyne.MainMenu {
 // last, the draft's or the timeline's, steps back (the other when that one
 // has nothing left to undo).
 func (w *Window) undoEdit() {
-	if _, ok := w.win.Canvas().Focused().(fyne.Shortcutable); ok {
-		w.editShortcut(&fyne.ShortcutUndo{})
-		return
-	}
-	if w.undoTimeline && w.timeline.view.CanUndo || !w.snap.CanUndo {
-		w.timeline.tl.Undo()
-		return
-	}
-	w.s.Compose().Undo()
+	w.stepHistory(&fyne.ShortcutUndo{}, w.timeline.view.CanUndo, w.snap.CanUndo, w.timeline.tl.Undo, w.s.Compose().Undo)
 }
 
 // redoEdit is Edit ▸ Redo (⇧⌘Z, ⌘Y), chosen as undoEdit chooses.
 func (w *Window) redoEdit() {
+	w.stepHistory(&fyne.ShortcutRedo{}, w.timeline.view.CanRedo, w.snap.CanRedo, w.timeline.tl.Redo, w.s.Compose().Redo)
+}
+
+// stepHistory sends sc to a focused text field, else steps the timeline's
+// history when it was edited last and can step (or the draft's cannot),
+// else the draft's.
+func (w *Window) stepHistory(sc fyne.Shortcut, timelineCan, draftCan bool, timeline, draft func()) {
 	if _, ok := w.win.Canvas().Focused().(fyne.Shortcutable); ok {
-		w.editShortcut(&fyne.ShortcutRedo{})
+		w.editShortcut(sc)
 		return
 	}
-	if w.undoTimeline && w.timeline.view.CanRedo || !w.snap.CanRedo {
-		w.timeline.tl.Redo()
+	if w.undoTimeline && timelineCan || !draftCan {
+		timeline()
 		return
 	}
-	w.s.Compose().Redo()
+	draft()
 }
 
 // editShortcut sends an editing shortcut to the focused field.

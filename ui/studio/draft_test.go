@@ -3,14 +3,12 @@ package studio_test
 import (
 	"image/color"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
 
 	"h3studio/engine"
-	"h3studio/engine/take"
 	"h3studio/ui/studio"
 	"h3studio/ui/studio/fakeengine"
 )
@@ -191,18 +189,7 @@ func TestEveryWayInBoundsThePrompt(t *testing.T) {
 		e.s.Dismiss(notice.ID)
 	}
 
-	res := engine.Result{
-		Plan: engine.Plan{Task: engine.TaskT2VA, Request: engine.Request{Prompt: long, Width: 256, Height: 256, Frames: 22,
-			Steps: 10, Seed: 7, Preset: engine.PresetDefault, Reuse: 1, Layers: 50, CoreReuse: 1}},
-		Seed: 7, Frames: 22, Model: "MiniMax-H3 (demo)", ModelID: "demo",
-	}
-	cli := filepath.Join(e.lib, "cli-take")
-	if err := os.Mkdir(cli, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := take.Write(filepath.Join(cli, take.File), take.FromResult(res, "test", "/models/h3", "CPU", "cpu")); err != nil {
-		t.Fatal(err)
-	}
+	e.cliTake("cli-take", engine.TaskT2VA, long, "")
 	e.s.Takes().Refresh()
 	e.settle(func(sn studio.Snapshot) bool { return len(sn.Takes) == 1 })
 	e.s.Takes().UseSettings("cli-take")

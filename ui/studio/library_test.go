@@ -168,19 +168,8 @@ func TestTakeRecordBothWays(t *testing.T) {
 	}
 
 	first := e.png("first.png", color.RGBA{0, 90, 200, 255})
-	res := engine.Result{
-		Plan: engine.Plan{Task: engine.TaskFL2VA, Request: engine.Request{Prompt: "A grey owl blinks. It turns its head.",
-			Width: 256, Height: 256, Frames: 22, Steps: 10, Seed: 7, Preset: engine.PresetDefault, Reuse: 1, Layers: 50, CoreReuse: 1, First: first}},
-		Seed: 7, Frames: 22, Model: "MiniMax-H3 (demo)", ModelID: "demo",
-		Timings: map[engine.Phase]time.Duration{engine.PhaseDenoise: time.Second},
-	}
-	cli := filepath.Join(e.lib, "cli-take")
-	if err := os.Mkdir(cli, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := take.Write(filepath.Join(cli, take.File), take.FromResult(res, "test", "/models/h3", "CPU", "cpu")); err != nil {
-		t.Fatal(err)
-	}
+	const owl = "A grey owl blinks. It turns its head."
+	e.cliTake("cli-take", engine.TaskFL2VA, owl, first)
 	e.s.Takes().Refresh()
 	sn = e.settle(func(sn studio.Snapshot) bool { return len(sn.Takes) == 2 })
 	var got studio.Take
@@ -203,7 +192,7 @@ func TestTakeRecordBothWays(t *testing.T) {
 			again = tk
 		}
 	}
-	if m := again.Meta; m.Prompt != res.Plan.Request.Prompt || m.Seed != 7 || m.Width != 256 || m.Height != 256 ||
+	if m := again.Meta; m.Prompt != owl || m.Seed != 7 || m.Width != 256 || m.Height != 256 ||
 		m.First == nil || m.First.Path != first || m.First.Hash != hash {
 		t.Errorf("rerun of the command-line take: %+v", again)
 	}
@@ -276,5 +265,24 @@ func TestEveryActionOnAVanishedTakeSaysSo(t *testing.T) {
 		if _, err := os.Stat(tk.Dir); err == nil {
 			t.Errorf("%s: the take's folder was made again", a.name)
 		}
+	}
+}
+
+// cliTake writes a take folder name into the library as the command line
+// does (take.FromResult of a 256×256 × 22-frame result, 1 s of denoising).
+func (e *env) cliTake(name string, task engine.Task, prompt, first string) {
+	e.t.Helper()
+	res := engine.Result{
+		Plan: engine.Plan{Task: task, Request: engine.Request{Prompt: prompt,
+			Width: 256, Height: 256, Frames: 22, Steps: 10, Seed: 7, Preset: engine.PresetDefault, Reuse: 1, Layers: 50, CoreReuse: 1, First: first}},
+		Seed: 7, Frames: 22, Model: "MiniMax-H3 (demo)", ModelID: "demo",
+		Timings: map[engine.Phase]time.Duration{engine.PhaseDenoise: time.Second},
+	}
+	dir := filepath.Join(e.lib, name)
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		e.t.Fatal(err)
+	}
+	if err := take.Write(filepath.Join(dir, take.File), take.FromResult(res, "test", "/models/h3", "CPU", "cpu")); err != nil {
+		e.t.Fatal(err)
 	}
 }
