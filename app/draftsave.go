@@ -26,6 +26,8 @@ type draftSaver struct {
 	pending *savedState
 	last    savedState
 	closed  bool
+	// written is told of each draft after it was saved (nil: no one is).
+	written func(studio.SavedDraft)
 }
 
 type savedState struct {
@@ -35,6 +37,34 @@ type savedState struct {
 
 func newDraftSaver(p *prefs, delay time.Duration) *draftSaver {
 	return &draftSaver{p: p, delay: delay}
+}
+
+// keepDraft puts the settings and draft remembered in p back into Compose
+// (the demo settings and an empty draft on a first start), then saves them
+// whenever they change: a crash, a force-quit or a kill loses at most the
+// last draftSaveDelay of edits. The function it returns writes the final
+// draft and stops saving (at quit). written, when not nil, is told of each
+// draft after it was saved (tests).
+func keepDraft(s *studio.Studio, p *prefs, firstStart bool, written func(studio.SavedDraft)) (stop func()) {
+	if p.Settings != nil && !firstStart {
+		s.Compose().SetSettings(*p.Settings)
+	} else {
+		s.Compose().SetSettings(studio.DemoSettings())
+	}
+	if p.Draft != nil && !firstStart {
+		s.Compose().Restore(*p.Draft) // the prompt and files left at the last quit
+	}
+	if !p.existed {
+		p.save() // the next start is not a first start
+	}
+	s.Compose().ForgetHistory()
+	saver := newDraftSaver(p, draftSaveDelay)
+	saver.written = written
+	unsubscribe := s.Subscribe(func() { saver.changed(s.Snapshot().Draft) })
+	return func() {
+		unsubscribe()
+		saver.close(s.Snapshot().Draft)
+	}
 }
 
 // changed takes the draft of a new snapshot; a changed draft is saved once
@@ -74,6 +104,9 @@ func (d *draftSaver) flush() {
 		return
 	}
 	d.p.setDraft(st.settings, st.draft)
+	if d.written != nil {
+		d.written(st.draft)
+	}
 }
 
 // close writes the final draft (at quit); later changes are not saved.

@@ -123,27 +123,11 @@ func runGUI(args []string, stdout, stderr io.Writer) int {
 	} else if prefs.problem != "" {
 		s.Notify(studio.Warn, prefs.problem)
 	}
-	switch {
-	case prefs.Settings != nil && !firstStart:
-		s.Compose().SetSettings(*prefs.Settings)
-	default:
-		s.Compose().SetSettings(studio.DemoSettings())
-	}
-	if prefs.Draft != nil && !firstStart {
-		s.Compose().Restore(*prefs.Draft) // the prompt and files left at the last quit
-	}
-	if !prefs.existed {
-		prefs.save() // the next start is not a first start
-	}
-	s.Compose().ForgetHistory()
-	// The draft is saved as it changes, not only at a clean quit.
-	saver := newDraftSaver(prefs, draftSaveDelay)
-	stopSaving := s.Subscribe(func() { saver.changed(s.Snapshot().Draft) })
+	stopSaving := keepDraft(s, prefs, firstStart, nil)
 
 	a.Lifecycle().SetOnStopped(func() {
 		win.Stop()
 		stopSaving()
-		saver.close(s.Snapshot().Draft)
 		api.stop()
 		s.Close()
 	})

@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"image/color"
 	"os"
 	"path/filepath"
 	"strings"
@@ -217,6 +218,51 @@ func BenchmarkPeakVsPlan(b *testing.B) {
 				}
 				b.ReportMetric(ratio, "measured/predicted")
 			})
+		}
+	}
+}
+
+// TestEveryPhaseThatRunsIsEstimated: each phase in which a take does work
+// (an event with units done) has predicted work in its plan (the estimate is their sum), for a
+// text take with step previews, a first-frame take and a picture and sound
+// reference take: no phase that runs is left out of the estimate.
+func TestEveryPhaseThatRunsIsEstimated(t *testing.T) {
+	s := openSession(t)
+	dir := t.TempDir()
+	pic := writePNG(t, filepath.Join(dir, "pic.png"), 96, 80, color.RGBA{R: 90})
+	sound := writeWAV(t, filepath.Join(dir, "sound.wav"), 3, 32000, 2)
+	preview := base("A lamp in the rain.", 1)
+	preview.Preview = true
+	first := base("The lamp flickers.", 2)
+	first.First = pic
+	refs := base("<Picture 1> hums <Audio 1>.", 3)
+	refs.RefImageSize = media.RefImageMatch
+	refs.References = []engine.Reference{{Kind: engine.RefImage, Path: pic}, {Kind: engine.RefAudio, Path: sound}}
+	for name, r := range map[string]engine.Request{"t2va with previews": preview, "fl2va": first, "ref2va": refs} {
+		p, err := s.Plan(r)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		ran := map[engine.Phase]bool{}
+		if _, err := s.Generate(context.Background(), r, &media.MemorySink{}, func(e engine.Event) { ran[e.Phase] = ran[e.Phase] || e.Done > 0 }); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		// The load phase steps through the components even when they are
+		// loaded already; its predicted work counts only those to load.
+		delete(ran, engine.PhaseDone)
+		delete(ran, engine.PhaseLoad)
+		n := 0
+		for ph, did := range ran {
+			if !did {
+				continue
+			}
+			n++
+			if p.Prediction.Work[ph] <= 0 {
+				t.Errorf("%s: phase %s runs but has no predicted work (%v)", name, ph, p.Prediction.Work)
+			}
+		}
+		if n < 4 {
+			t.Errorf("%s: work done in only %d phases", name, n)
 		}
 	}
 }

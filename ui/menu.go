@@ -112,24 +112,32 @@ func (w *Window) mainMenu() *fyne.MainMenu {
 	return fyne.NewMainMenu(file, edit, view, window, help)
 }
 
-// undoEdit and redoEdit are Edit ▸ Undo and Redo: the focused text field's
-// own undo when one has the focus, else the timeline's.
-// undoEdit is Edit ▸ Undo: a focused text field undoes itself (the prompt
-// entry through the draft's history), anything else the timeline.
+// undoEdit is Edit ▸ Undo (⌘Z): a focused text field undoes itself (the
+// prompt entry through the draft's history); otherwise the history edited
+// last, the draft's or the timeline's, steps back (the other when that one
+// has nothing left to undo).
 func (w *Window) undoEdit() {
-	if _, ok := w.win.Canvas().Focused().(fyne.Shortcutable); ok {
-		w.editShortcut(&fyne.ShortcutUndo{})
-		return
-	}
-	w.timeline.tl.Undo()
+	w.stepHistory(&fyne.ShortcutUndo{}, w.timeline.view.CanUndo, w.snap.CanUndo, w.timeline.tl.Undo, w.s.Compose().Undo)
 }
 
+// redoEdit is Edit ▸ Redo (⇧⌘Z, ⌘Y), chosen as undoEdit chooses.
 func (w *Window) redoEdit() {
+	w.stepHistory(&fyne.ShortcutRedo{}, w.timeline.view.CanRedo, w.snap.CanRedo, w.timeline.tl.Redo, w.s.Compose().Redo)
+}
+
+// stepHistory sends sc to a focused text field, else steps the timeline's
+// history when it was edited last and can step (or the draft's cannot),
+// else the draft's.
+func (w *Window) stepHistory(sc fyne.Shortcut, timelineCan, draftCan bool, timeline, draft func()) {
 	if _, ok := w.win.Canvas().Focused().(fyne.Shortcutable); ok {
-		w.editShortcut(&fyne.ShortcutRedo{})
+		w.editShortcut(sc)
 		return
 	}
-	w.timeline.tl.Redo()
+	if w.undoTimeline && timelineCan || !draftCan {
+		timeline()
+		return
+	}
+	draft()
 }
 
 // editShortcut sends an editing shortcut to the focused field.
@@ -141,8 +149,8 @@ func (w *Window) editShortcut(sc fyne.Shortcut) {
 
 func (w *Window) addShortcuts() {
 	c := w.win.Canvas()
-	c.AddShortcut(&fyne.ShortcutUndo{}, func(fyne.Shortcut) { w.s.Compose().Undo() })
-	c.AddShortcut(&fyne.ShortcutRedo{}, func(fyne.Shortcut) { w.s.Compose().Redo() })
+	c.AddShortcut(&fyne.ShortcutUndo{}, func(fyne.Shortcut) { w.undoEdit() })
+	c.AddShortcut(&fyne.ShortcutRedo{}, func(fyne.Shortcut) { w.redoEdit() })
 	c.AddShortcut(shortcut(fyne.KeyReturn, cmd), func(fyne.Shortcut) { w.compose.doGenerate() })
 	c.AddShortcut(shortcut(fyne.KeyEnter, cmd), func(fyne.Shortcut) { w.compose.doGenerate() })
 	c.AddShortcut(shortcut(fyne.KeyE, cmd), func(fyne.Shortcut) { w.exportMP4() })

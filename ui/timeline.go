@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"encoding/json"
 	"fmt"
 	"image"
 	"strings"
@@ -45,6 +46,8 @@ type timeline struct {
 	playKey  string // what the playback was built from
 	active   bool   // the viewer plays the sequence
 	updating bool
+	seqPath  string // the sequence last shown and its content, to notice
+	seqKey   string // edits (the window's undo then walks the timeline)
 }
 
 var fadeChoices = []string{"Cut", "Crossfade ¼ s", "Crossfade ½ s", "Crossfade 1 s"}
@@ -193,6 +196,12 @@ func trackKey(v studio.TimelineView) string {
 func (t *timeline) apply() {
 	v := t.tl.Snapshot()
 	t.view = v
+	if b, err := json.Marshal(v.Seq); err == nil {
+		if v.Path == t.seqPath && string(b) != t.seqKey {
+			t.w.undoTimeline = true
+		}
+		t.seqPath, t.seqKey = v.Path, string(b)
+	}
 	t.updating = true
 	defer func() { t.updating = false }()
 	opts := append(append([]string(nil), v.Names...), "New Sequence")

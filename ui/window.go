@@ -96,6 +96,11 @@ type Window struct {
 	reportFor   string // show the model report when this folder is inspected
 	unsubscribe func()
 	applyCount  int
+	// undoTimeline says that Edit ▸ Undo and Redo (⌘Z, ⇧⌘Z with no text
+	// field focused) walk the timeline's history: the sequence was edited
+	// after the draft. draftEdits is the draft's edit count last seen.
+	undoTimeline bool
+	draftEdits   uint64
 }
 
 // New builds the main window's content, menus, shortcuts and drop handling
@@ -163,6 +168,9 @@ func (w *Window) apply() {
 	sn := w.s.Snapshot()
 	w.snap = sn
 	w.applyCount++
+	if sn.DraftEdits != w.draftEdits {
+		w.draftEdits, w.undoTimeline = sn.DraftEdits, false
+	}
 	w.compose.apply(sn)
 	w.viewer.apply(sn)
 	w.progress.apply(sn)

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"image/color"
 	"image/png"
 	"os"
 	"path/filepath"
@@ -353,5 +354,87 @@ func TestTimelineDropVideo(t *testing.T) {
 	}
 	if n := len(h.w.Snapshot().Draft.References); n != 0 {
 		t.Errorf("a drop on the timeline added %d references", n)
+	}
+}
+
+// press delivers a shortcut as the desktop driver does: a main-menu item
+// with that shortcut first, else the focused field, else the window.
+func (h *harness) press(sc fyne.Shortcut) {
+	h.t.Helper()
+	var inMenu func(items []*fyne.MenuItem) bool
+	inMenu = func(items []*fyne.MenuItem) bool {
+		for _, it := range items {
+			if it.Shortcut != nil && it.Shortcut.ShortcutName() == sc.ShortcutName() && it.Action != nil {
+				it.Action()
+				return true
+			}
+			if it.ChildMenu != nil && inMenu(it.ChildMenu.Items) {
+				return true
+			}
+		}
+		return false
+	}
+	if m := h.w.Fyne().MainMenu(); m != nil {
+		for _, menu := range m.Items {
+			if inMenu(menu.Items) {
+				return
+			}
+		}
+	}
+	if f, ok := h.w.Fyne().Canvas().Focused().(fyne.Shortcutable); ok {
+		f.TypedShortcut(sc)
+		return
+	}
+	c, ok := h.w.Fyne().Canvas().(fyne.Shortcutable)
+	if !ok {
+		h.t.Fatal("the window's canvas takes no shortcuts")
+	}
+	c.TypedShortcut(sc)
+}
+
+// TestUndoKeysWalkTheLastEditedHistory: with no text field focused, ⌘Z and
+// ⇧⌘Z (Edit ▸ Undo and Redo) step the history edited last: a reference
+// removed with its × comes back with ⌘Z, then a timeline edit is undone by
+// the next ⌘Z without touching the draft, and a draft change after it is
+// again what ⌘Z undoes.
+func TestUndoKeysWalkTheLastEditedHistory(t *testing.T) {
+	h := timelineHarness(t)
+	undo, redo := &fyne.ShortcutUndo{}, &desktop.CustomShortcut{KeyName: fyne.KeyZ, Modifier: fyne.KeyModifierShortcutDefault | fyne.KeyModifierShift}
+	refs := func(n int) func(studio.Snapshot) bool {
+		return func(sn studio.Snapshot) bool { return len(sn.Draft.References) == n }
+	}
+	tl := h.w.Timeline()
+	tl.AddTake(h.w.Snapshot().Takes[0].ID, -1)
+	h.settleTimeline("one clip", func(v studio.TimelineView) bool { return len(v.Items) == 1 })
+
+	h.s.Compose().AddReferences([]string{h.file("a.png", pngBytes(color.RGBA{200, 0, 0, 255}))})
+	sn := h.settle(refs(1))
+	h.s.Compose().RemoveReference(sn.Draft.References[0].ID) // the reference's ×
+	h.settle(refs(0))
+	h.w.Fyne().Canvas().Unfocus()
+	h.press(undo)
+	h.settle(refs(1))
+	h.press(redo)
+	h.settle(refs(0))
+	if n := len(tl.View().Items); n != 1 {
+		t.Fatalf("⌘Z/⇧⌘Z on the draft changed the timeline: %d clips", n)
+	}
+
+	tl.AddTake(h.w.Snapshot().Takes[1].ID, -1)
+	h.settleTimeline("two clips", func(v studio.TimelineView) bool { return len(v.Items) == 2 })
+	h.press(undo)
+	h.settleTimeline("the timeline's edit undone", func(v studio.TimelineView) bool { return len(v.Items) == 1 })
+	if n := len(h.w.Snapshot().Draft.References); n != 0 {
+		t.Errorf("⌘Z after a timeline edit changed the draft: %d references", n)
+	}
+	h.press(redo)
+	h.settleTimeline("the timeline's edit redone", func(v studio.TimelineView) bool { return len(v.Items) == 2 })
+
+	h.s.Compose().SetSeed(4242)
+	h.settle(func(sn studio.Snapshot) bool { return sn.Draft.Settings.Seed == 4242 })
+	h.press(undo)
+	h.settle(func(sn studio.Snapshot) bool { return sn.Draft.Settings.Seed != 4242 })
+	if n := len(tl.View().Items); n != 2 {
+		t.Errorf("⌘Z after a draft change undid the timeline: %d clips", n)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"h3studio/engine"
 	"h3studio/ui/studio"
 	"h3studio/ui/studio/fakeengine"
 )
@@ -151,4 +152,51 @@ func TestHugePromptIsCutAndKept(t *testing.T) {
 	if b, err := os.ReadFile(path); err != nil || string(b) != full {
 		t.Errorf("the whole text is not in %s: %v", path, err)
 	}
+}
+
+// TestEveryWayInBoundsThePrompt: a prompt reaches the draft not only by
+// typing and pasting: a take made on the command line (whose --prompt-file
+// takes up to 1 MB) brings its prompt with Use Settings, and the start-up
+// restores the last draft from settings.json. Every way in is bounded as a
+// paste is: the draft holds MaxPromptRunes characters, a notice says so,
+// and the whole text is kept in a file.
+func TestEveryWayInBoundsThePrompt(t *testing.T) {
+	e := newEnv(t, fakeengine.Options{}, false)
+	long := strings.Repeat("A grey owl blinks in the rain. ", 2*studio.MaxPromptRunes/31)
+	cut := func(how string, want string) {
+		t.Helper()
+		if n := utf8.RuneCountInString(e.s.Snapshot().Draft.Prompt); n != studio.MaxPromptRunes || !strings.HasPrefix(want, e.s.Snapshot().Draft.Prompt) {
+			t.Errorf("%s: a prompt of %d characters in the draft, want the first %d", how, n, studio.MaxPromptRunes)
+			return
+		}
+		var notice studio.Notice
+		e.settle(func(sn studio.Snapshot) bool {
+			for _, n := range sn.Notices {
+				if strings.Contains(n.Text, "was cut") {
+					notice = n
+				}
+			}
+			return notice.ID != 0
+		})
+		i := strings.Index(notice.Text, "kept in ")
+		if i < 0 {
+			t.Fatalf("%s: the notice does not say where the text is: %q", how, notice.Text)
+		}
+		kept := strings.TrimSuffix(notice.Text[i+len("kept in "):], ".")
+		if b, err := os.ReadFile(kept); err != nil || string(b) != want {
+			t.Errorf("%s: the whole text is not in %s: %v", how, kept, err)
+		}
+		e.s.Dismiss(notice.ID)
+	}
+
+	e.cliTake("cli-take", engine.TaskT2VA, long, "")
+	e.s.Takes().Refresh()
+	e.settle(func(sn studio.Snapshot) bool { return len(sn.Takes) == 1 })
+	e.s.Takes().UseSettings("cli-take")
+	e.settle(func(sn studio.Snapshot) bool { return strings.HasPrefix(sn.Draft.Prompt, "A grey owl") })
+	cut("Use Settings of a command-line take", long)
+
+	restored := "Restored: " + long
+	e.s.Compose().Restore(studio.SavedDraft{Prompt: restored})
+	cut("the start-up's restore", restored)
 }

@@ -54,6 +54,7 @@ func (s *Studio) editDraft(fn func(d *Draft)) {
 
 func (s *Studio) afterEditLocked(before Draft) {
 	d := &s.draft
+	s.boundPromptLocked(d)
 	if d.KeepLabels {
 		d.Prompt = s.renumber(d.Prompt, before, *d)
 		d.Prompt = s.builder.SyncAlignment(d.Prompt, !d.First.Empty(), !d.Last.Empty(), d.Settings.Frames)
@@ -489,6 +490,7 @@ func (c Compose) ApplyExample(i int) {
 func (s *Studio) replaceDraft(d Draft, msg string) {
 	s.mu.Lock()
 	before := s.draft.Clone()
+	s.boundPromptLocked(&d) // before it becomes a step of the history
 	for i := range d.References {
 		if d.References[i].ID == 0 {
 			s.nextRefID++

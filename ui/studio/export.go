@@ -46,7 +46,11 @@ func (tk Takes) ExportFrames(id, dir string) {
 		if n := framesIn(dir); n > 0 {
 			// Never replace frames the export did not write (and never
 			// remove them when a later frame fails).
-			return "", fmt.Errorf("%s already holds %d frame files (frame-00001.png …): choose an empty folder; nothing was written", filepath.Base(dir), n)
+			files := "frame files"
+			if n == 1 {
+				files = "frame file"
+			}
+			return "", fmt.Errorf("%s already holds %d %s (frame-00001.png …): choose an empty folder; nothing was written", filepath.Base(dir), n, files)
 		}
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return "", err

@@ -15,6 +15,9 @@ type history struct {
 	// edits that follow it within typingGroup form one step.
 	typingAt time.Time
 	typing   bool
+	// edits counts the changes, undos and redos: the window compares it
+	// between snapshots to learn that the draft was the last thing edited.
+	edits uint64
 }
 
 const (
@@ -43,6 +46,7 @@ func (s *Studio) recordLocked(before Draft) {
 		return
 	}
 	h := &s.hist
+	h.edits++
 	now := s.opts.Now()
 	typing := onlyPrompt(before, after)
 	h.future = nil
@@ -73,6 +77,7 @@ func (c Compose) step(from, to *[]Draft) {
 	*from = (*from)[:len(*from)-1]
 	*to = append(*to, c.s.draft.Clone())
 	c.s.hist.typing = false
+	c.s.hist.edits++
 	c.s.draft = d.Clone()
 	c.s.draftVer++
 	c.s.changedLocked()

@@ -7,6 +7,7 @@ import (
 	"image/jpeg"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -167,19 +168,8 @@ func TestTakeRecordBothWays(t *testing.T) {
 	}
 
 	first := e.png("first.png", color.RGBA{0, 90, 200, 255})
-	res := engine.Result{
-		Plan: engine.Plan{Task: engine.TaskFL2VA, Request: engine.Request{Prompt: "A grey owl blinks. It turns its head.",
-			Width: 256, Height: 256, Frames: 22, Steps: 10, Seed: 7, Preset: engine.PresetDefault, Reuse: 1, Layers: 50, CoreReuse: 1, First: first}},
-		Seed: 7, Frames: 22, Model: "MiniMax-H3 (demo)", ModelID: "demo",
-		Timings: map[engine.Phase]time.Duration{engine.PhaseDenoise: time.Second},
-	}
-	cli := filepath.Join(e.lib, "cli-take")
-	if err := os.Mkdir(cli, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := take.Write(filepath.Join(cli, take.File), take.FromResult(res, "test", "/models/h3", "CPU", "cpu")); err != nil {
-		t.Fatal(err)
-	}
+	const owl = "A grey owl blinks. It turns its head."
+	e.cliTake("cli-take", engine.TaskFL2VA, owl, first)
 	e.s.Takes().Refresh()
 	sn = e.settle(func(sn studio.Snapshot) bool { return len(sn.Takes) == 2 })
 	var got studio.Take
@@ -202,8 +192,97 @@ func TestTakeRecordBothWays(t *testing.T) {
 			again = tk
 		}
 	}
-	if m := again.Meta; m.Prompt != res.Plan.Request.Prompt || m.Seed != 7 || m.Width != 256 || m.Height != 256 ||
+	if m := again.Meta; m.Prompt != owl || m.Seed != 7 || m.Width != 256 || m.Height != 256 ||
 		m.First == nil || m.First.Path != first || m.First.Hash != hash {
 		t.Errorf("rerun of the command-line take: %+v", again)
+	}
+}
+
+// TestEveryActionOnAVanishedTakeSaysSo: a take's folder deleted outside
+// the app before the list caught up (the library is not watched here): each
+// action on it says the take is no longer in the library and drops it from
+// the list, never a message about something else (an MP4 writer, the
+// Trash, a star), never a reference or frame from the missing folder in
+// the draft, never the folder made again.
+func TestEveryActionOnAVanishedTakeSaysSo(t *testing.T) {
+	e := newEnv(t, fakeengine.Options{}, false)
+	e.tiny()
+	out := t.TempDir()
+	actions := []struct {
+		name string
+		do   func(id string)
+	}{
+		{"Export MP4", func(id string) { e.s.Takes().ExportMP4(id, filepath.Join(out, "a.mp4")) }},
+		{"Export Audio", func(id string) { e.s.Takes().ExportAudio(id, filepath.Join(out, "a.wav")) }},
+		{"Export Frames", func(id string) { e.s.Takes().ExportFrames(id, filepath.Join(out, "frames")) }},
+		{"Chain", func(id string) { e.s.Takes().Chain(id) }},
+		{"Use as Reference", func(id string) { e.s.Takes().UseAsReference(id) }},
+		{"Move to Trash", func(id string) { e.s.Takes().Delete(id) }},
+		{"Star", func(id string) { e.s.Takes().SetStarred(id, true) }},
+		{"Show", func(id string) { e.s.Takes().Show(id) }},
+	}
+	for i := range actions {
+		if _, err := e.s.Queue().Generate(); err != nil {
+			t.Fatal(err)
+		}
+		e.settle(func(sn studio.Snapshot) bool { return len(sn.Takes) == i+1 })
+	}
+	takes := e.s.Snapshot().Takes
+	for i, a := range actions {
+		tk := takes[i]
+		before := e.s.Snapshot().Draft.Saved()
+		for _, n := range e.s.Snapshot().Notices {
+			e.s.Dismiss(n.ID)
+		}
+		if err := os.RemoveAll(tk.Dir); err != nil {
+			t.Fatal(err)
+		}
+		a.do(tk.ID)
+		sn := e.settle(func(sn studio.Snapshot) bool {
+			for _, n := range sn.Notices {
+				if strings.Contains(n.Text, "no longer in the library") {
+					return true
+				}
+			}
+			return false
+		})
+		for _, n := range sn.Notices {
+			if !strings.Contains(n.Text, "no longer in the library") {
+				t.Errorf("%s: another notice beside the true one: %s", a.name, n.Text)
+			}
+		}
+		for _, other := range sn.Takes {
+			if other.ID == tk.ID {
+				t.Errorf("%s: the vanished take stays in the list", a.name)
+			}
+		}
+		if sn.Viewer.TakeID == tk.ID && sn.Viewer.Err != "" {
+			t.Errorf("%s: the viewer shows the vanished take's error %q", a.name, sn.Viewer.Err)
+		}
+		if !reflect.DeepEqual(sn.Draft.Saved(), before) {
+			t.Errorf("%s: the draft changed: %+v", a.name, sn.Draft.Saved())
+		}
+		if _, err := os.Stat(tk.Dir); err == nil {
+			t.Errorf("%s: the take's folder was made again", a.name)
+		}
+	}
+}
+
+// cliTake writes a take folder name into the library as the command line
+// does (take.FromResult of a 256×256 × 22-frame result, 1 s of denoising).
+func (e *env) cliTake(name string, task engine.Task, prompt, first string) {
+	e.t.Helper()
+	res := engine.Result{
+		Plan: engine.Plan{Task: task, Request: engine.Request{Prompt: prompt,
+			Width: 256, Height: 256, Frames: 22, Steps: 10, Seed: 7, Preset: engine.PresetDefault, Reuse: 1, Layers: 50, CoreReuse: 1, First: first}},
+		Seed: 7, Frames: 22, Model: "MiniMax-H3 (demo)", ModelID: "demo",
+		Timings: map[engine.Phase]time.Duration{engine.PhaseDenoise: time.Second},
+	}
+	dir := filepath.Join(e.lib, name)
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		e.t.Fatal(err)
+	}
+	if err := take.Write(filepath.Join(dir, take.File), take.FromResult(res, "test", "/models/h3", "CPU", "cpu")); err != nil {
+		e.t.Fatal(err)
 	}
 }

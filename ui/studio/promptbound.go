@@ -33,6 +33,18 @@ func boundPrompt(p string) (string, bool) {
 	return p, false
 }
 
+// boundPromptLocked cuts the prompt of a draft that is about to become
+// Compose's to MaxPromptRunes, keeping the whole text (keepCutPromptLocked):
+// every way a prompt comes in (typing, a paste, a take's settings, the
+// draft restored at start) is bounded, so the prompt entry never gets a
+// text it can't lay out quickly.
+func (s *Studio) boundPromptLocked(d *Draft) {
+	if bounded, cut := boundPrompt(d.Prompt); cut {
+		s.keepCutPromptLocked(d.Prompt)
+		d.Prompt = bounded
+	}
+}
+
 // keepCutPromptLocked saves the whole text of a prompt that was cut, in the
 // library's CutPromptFolder (on a worker), and says where.
 func (s *Studio) keepCutPromptLocked(full string) {

@@ -30,8 +30,10 @@ import (
 	"fmt"
 	"image"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"h3studio/engine"
 	"h3studio/engine/media"
@@ -315,6 +317,10 @@ type Snapshot struct {
 	Why         string
 	CanUndo     bool
 	CanRedo     bool
+	// DraftEdits counts the draft's changes, undos and redos (it goes back
+	// to 0 when the history is forgotten): a new value means the draft was
+	// edited since the last snapshot.
+	DraftEdits uint64
 
 	Plan      *engine.Plan // the engine's plan for the draft; nil when none
 	Estimates map[engine.Preset]time.Duration
@@ -341,7 +347,7 @@ func (s *Studio) Snapshot() Snapshot {
 	d := s.draft.Clone()
 	sn := Snapshot{
 		Version: s.version, Draft: d, Task: d.Task(), Labels: Labels(d.References),
-		CanUndo: len(s.hist.past) > 0, CanRedo: len(s.hist.future) > 0,
+		CanUndo: len(s.hist.past) > 0, CanRedo: len(s.hist.future) > 0, DraftEdits: s.hist.edits,
 		Model: s.model, Device: s.opts.Device,
 		Takes: append([]Take(nil), s.takes...), LibraryLoaded: s.libLoaded, LibraryDir: s.lib.Dir,
 		Viewer: s.viewer, Notices: append([]Notice(nil), s.notices...),
@@ -456,7 +462,20 @@ func (s *Studio) Notify(level NoticeLevel, text string) {
 	s.update(func() { s.noticeLocked(level, text, "") })
 }
 
+// finishSentence makes a notice's text one finished sentence: many end
+// with a cause that is an error's own text, which stops without a full
+// stop.
+func finishSentence(text string) string {
+	text = strings.TrimSpace(text)
+	body := strings.TrimRight(text, "”’)\"'")
+	if r, _ := utf8.DecodeLastRuneInString(body); body == "" || strings.ContainsRune(".!?…", r) {
+		return text
+	}
+	return text + "."
+}
+
 func (s *Studio) noticeLocked(level NoticeLevel, text, action string) {
+	text = finishSentence(text)
 	// The same message again replaces the one shown (moved to the end)
 	// instead of stacking a duplicate.
 	for i, n := range s.notices {

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -68,6 +69,7 @@ func startEnv(t *testing.T, o fakeengine.Options, edit func(*studio.Options)) *e
 	if err != nil {
 		t.Fatal(err)
 	}
+	auditNotices(t, e.s)
 	t.Cleanup(e.s.Close)
 	e.s.Subscribe(e.wake.Signal)
 	model := filepath.Join(dir, "model")
@@ -190,6 +192,11 @@ func TestGenerateSavesTake(t *testing.T) {
 		m.Model.Engine != fakeengine.Name || m.Model.Version != fakeengine.ModelID || m.App.Version != "test" || m.App.Device == "" || m.Task != engine.TaskT2VA ||
 		m.SampleRate != 32000 || m.Channels != 2 || m.Timings[engine.PhaseDenoise] < 0 || m.Settings.Steps != engine.Presets[engine.PresetPreview].Steps {
 		t.Errorf("take.json = %s", b)
+	}
+	// the preset by name and by the values of the one table (engine.Presets)
+	if q := engine.Presets[engine.PresetPreview]; m.Settings.Quality != engine.PresetPreview || m.Settings.Reuse != q.Reuse ||
+		m.Settings.CoreReuse != q.CoreReuse || m.Settings.Layers != int(float64(engine.MaxLayers)*q.LayersFraction+0.5) {
+		t.Errorf("take.json records the preset as %q %+v, want %q %+v", m.Settings.Quality, m.Settings, engine.PresetPreview, q)
 	}
 	if len(sn.Takes) != 1 || sn.Takes[0].ID != takes[0] || sn.Takes[0].Thumb == nil {
 		t.Errorf("snapshot takes %+v", sn.Takes)
@@ -818,4 +825,54 @@ func TestInfoNoticesFade(t *testing.T) {
 	if len(left) != 2 || left[0] != "No sound output." || !strings.Contains(left[1], "example") {
 		t.Errorf("notices left: %q", left)
 	}
+}
+
+// auditNotices checks every notice s shows while the test runs (every test
+// on an env contributes its notices): each is one finished text — it ends
+// a sentence, holds no doubled stop, no unformatted value and no empty
+// cause. Reported after the test, when the studio is closed.
+func auditNotices(t *testing.T, s *studio.Studio) {
+	var mu sync.Mutex
+	bad := map[string]string{}
+	s.Subscribe(func() {
+		for _, n := range s.Snapshot().Notices {
+			if why := unfinishedNotice(n.Text); why != "" {
+				mu.Lock()
+				bad[n.Text] = why
+				mu.Unlock()
+			}
+		}
+	})
+	t.Cleanup(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for text, why := range bad {
+			t.Errorf("notice %q: %s", text, why)
+		}
+	})
+}
+
+// doubledStop is two full stops that are not a path's "../", or a stop
+// after a space.
+var doubledStop = regexp.MustCompile(`\.\.([^/]|$)| \.( |$)`)
+
+// emptyCause is a colon with nothing after it but a stop.
+var emptyCause = regexp.MustCompile(`: ?\.( |$)`)
+
+// unfinishedNotice says what is wrong with a notice's text ("" if nothing).
+func unfinishedNotice(text string) string {
+	trimmed := strings.TrimRight(text, "”)\"'")
+	switch {
+	case strings.TrimSpace(text) != text || text == "":
+		return "empty, or space at an end"
+	case !strings.ContainsAny(trimmed[len(trimmed)-1:], ".!?…"):
+		return "does not end a sentence"
+	case doubledStop.MatchString(text), strings.Contains(text, "  "):
+		return "a doubled stop or space"
+	case strings.Contains(text, "%!"), strings.Contains(text, "<nil>"), strings.Contains(text, "%v"), strings.Contains(text, "%s"):
+		return "an unformatted value"
+	case emptyCause.MatchString(text), strings.Contains(text, "()"), strings.Contains(text, "“”"):
+		return "an empty cause or name"
+	}
+	return ""
 }

@@ -199,6 +199,9 @@ func (s *Studio) showTakeLocked(t Take) {
 		return
 	}
 	s.opts.Go(func() {
+		if s.takeGone(t) {
+			return
+		}
 		c, err := s.library().LoadClip(t)
 		s.update(func() {
 			if s.viewerSeq != seq {
@@ -224,6 +227,9 @@ func (tk Takes) FollowJob() { tk.s.update(func() { tk.s.viewer.Follow = true }) 
 // SetStarred stars or unstars a take.
 func (tk Takes) SetStarred(id string, on bool) {
 	tk.s.onTake(id, func(t Take) {
+		if tk.s.takeGone(t) {
+			return
+		}
 		nt, err := tk.s.library().SetStarred(t, on)
 		tk.s.update(func() {
 			if err != nil {
@@ -240,6 +246,9 @@ func (tk Takes) SetStarred(id string, on bool) {
 // Delete moves a take to the Trash.
 func (tk Takes) Delete(id string) {
 	tk.s.onTake(id, func(t Take) {
+		if tk.s.takeGone(t) {
+			return
+		}
 		err := tk.s.library().Delete(t)
 		tk.s.update(func() {
 			if err != nil {
@@ -425,7 +434,7 @@ func (tk Takes) Chain(id string) {
 // sound) when the take has an MP4, otherwise its last frame as a picture.
 func (tk Takes) UseAsReference(id string) {
 	t, ok := tk.s.take(id)
-	if !ok {
+	if !ok || tk.s.takeGone(t) {
 		return
 	}
 	p := filepath.Join(t.Dir, VideoFile)
