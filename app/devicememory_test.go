@@ -1,10 +1,16 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"h3studio/engine"
 	"h3studio/engine/compute/cpu"
+	"h3studio/engine/testmodel"
 )
 
 // TestGenerateMemoryFlags: --memory, --quality and --device-memory reach
@@ -24,6 +30,70 @@ func TestGenerateMemoryFlags(t *testing.T) {
 	for _, bad := range [][]string{{"--quality", "great"}, {"--device-memory", "-1"}} {
 		if _, err := parseGenerateArgs(append([]string{"-d", "m", "-p", "x"}, bad...)); err == nil {
 			t.Errorf("%v: no error", bad)
+		}
+	}
+}
+
+// TestGenerateEveryMemoryMode runs `h3studio generate --memory MODE` on the
+// demo checkpoint in each of the six modes: each exits 0 with its 22 frames,
+// says and records the mode it ran, the streamed modes give the same frames
+// as the resident mode of the same weights (streaming moves weights, not
+// results), and the quantized modes' frames differ from BF16's.
+func TestGenerateEveryMemoryMode(t *testing.T) {
+	dir := t.TempDir()
+	model := filepath.Join(dir, "model")
+	if err := testmodel.Write(model); err != nil {
+		t.Fatal(err)
+	}
+	frames := map[engine.MemoryMode][][]byte{}
+	for _, m := range []engine.MemoryMode{engine.MemoryResident, engine.MemoryResidentInt8, engine.MemoryResidentInt4,
+		engine.MemoryStreaming, engine.MemoryStreamingInt8, engine.MemoryStreamingInt4} {
+		out := filepath.Join(dir, string(m))
+		var log bytes.Buffer
+		code := run([]string{"generate", "-d", model, "-p", "A red fox walks through fresh snow.", "--width", "64", "--height", "64",
+			"--frames", "22", "--steps", "2", "--seed", "3", "--backend", "cpu", "--memory", string(m), "-o", "", "--frames-dir", out}, &log, &log)
+		if code != 0 {
+			t.Fatalf("--memory %s: exit %d: %s", m, code, log.String())
+		}
+		if !strings.Contains(log.String(), "memory: "+string(m)+",") {
+			t.Errorf("--memory %s: the output does not say the mode:\n%s", m, log.String())
+		}
+		var sc struct {
+			Memory string `json:"memory_mode"`
+		}
+		b, err := os.ReadFile(filepath.Join(out, "take.json"))
+		if err != nil || json.Unmarshal(b, &sc) != nil || sc.Memory != string(m) {
+			t.Errorf("--memory %s: the sidecar records %q (%v)", m, sc.Memory, err)
+		}
+		pngs, _ := filepath.Glob(filepath.Join(out, "frame-*.png"))
+		if len(pngs) != 22 {
+			t.Fatalf("--memory %s: %d frames", m, len(pngs))
+		}
+		for _, p := range pngs {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			frames[m] = append(frames[m], b)
+		}
+	}
+	same := func(a, b engine.MemoryMode) bool {
+		for i := range frames[a] {
+			if !bytes.Equal(frames[a][i], frames[b][i]) {
+				return false
+			}
+		}
+		return true
+	}
+	for _, p := range [][2]engine.MemoryMode{{engine.MemoryStreaming, engine.MemoryResident},
+		{engine.MemoryStreamingInt8, engine.MemoryResidentInt8}, {engine.MemoryStreamingInt4, engine.MemoryResidentInt4}} {
+		if !same(p[0], p[1]) {
+			t.Errorf("%s frames differ from %s's", p[0], p[1])
+		}
+	}
+	for _, m := range []engine.MemoryMode{engine.MemoryResidentInt8, engine.MemoryResidentInt4} {
+		if same(m, engine.MemoryResident) {
+			t.Errorf("%s frames are BF16's", m)
 		}
 	}
 }
