@@ -7,10 +7,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"h3studio/engine"
 	"h3studio/engine/compute/cpu"
 	"h3studio/engine/testmodel"
+	"h3studio/ui/studio"
 )
 
 // TestGenerateMemoryFlags: --memory, --quality and --device-memory reach
@@ -94,6 +96,95 @@ func TestGenerateEveryMemoryMode(t *testing.T) {
 	for _, m := range []engine.MemoryMode{engine.MemoryResidentInt8, engine.MemoryResidentInt4} {
 		if same(m, engine.MemoryResident) {
 			t.Errorf("%s frames are BF16's", m)
+		}
+	}
+}
+
+// TestStudioEveryMemoryMode makes one take of the demo checkpoint through
+// the studio (the real engine, as the window and `serve` run it) in each
+// of the six memory modes set under Compose ▸ Memory: each take is saved
+// and records the mode it ran in; the plan shown before it names that mode.
+func TestStudioEveryMemoryMode(t *testing.T) {
+	lib, err := studio.OpenLibrary(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := studio.New(studio.Options{Engine: realEngine{cacheDir: t.TempDir()}, Library: lib})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	changed := make(chan struct{}, 1)
+	defer s.Subscribe(func() {
+		select {
+		case changed <- struct{}{}:
+		default:
+		}
+	})()
+	// until waits, change by change, for cond to hold (at most 2 minutes).
+	until := func(what string, cond func(studio.Snapshot) bool) studio.Snapshot {
+		t.Helper()
+		deadline := time.NewTimer(2 * time.Minute)
+		defer deadline.Stop()
+		for {
+			if sn := s.Snapshot(); cond(sn) {
+				return sn
+			}
+			select {
+			case <-changed:
+			case <-deadline.C:
+				t.Fatalf("%s: not within 2 minutes", what)
+			}
+		}
+	}
+	s.Model().UseDemo()
+	until("the demo model", func(sn studio.Snapshot) bool {
+		if sn.Model.Err != "" {
+			t.Fatalf("the demo model: %s", sn.Model.Err)
+		}
+		return sn.Model.Ready
+	})
+	st := studio.DemoSettings()
+	st.Speed.Steps, st.Speed.Reuse = 4, 1 // 4 denoising passes: the modes differ in weights, not in steps
+	s.Compose().SetSettings(st)
+	s.Compose().SetPrompt("A red fox walks through fresh snow.")
+	for _, m := range []engine.MemoryMode{engine.MemoryResident, engine.MemoryResidentInt8, engine.MemoryResidentInt4,
+		engine.MemoryStreaming, engine.MemoryStreamingInt8, engine.MemoryStreamingInt4} {
+		s.Compose().SetMemory(m)
+		sn := until("the plan of "+string(m), func(sn studio.Snapshot) bool {
+			return sn.Plan != nil && sn.Draft.Settings.Memory == m && sn.CanGenerate
+		})
+		if sn.Plan.Memory != m {
+			t.Errorf("%s: the plan shows %q", m, sn.Plan.Memory)
+		}
+		id, err := s.Queue().Generate()
+		if err != nil {
+			t.Fatalf("%s: %v", m, err)
+		}
+		var job studio.JobView
+		until("the take in "+string(m), func(sn studio.Snapshot) bool {
+			for _, j := range sn.Jobs {
+				if j.ID == id && j.State != studio.JobQueued && j.State != studio.JobRunning {
+					job = j
+					return true
+				}
+			}
+			return false
+		})
+		if job.State != studio.JobDone {
+			t.Fatalf("%s: the take ended %v: %s", m, job.State, job.Message)
+		}
+		var take *studio.Take
+		for _, tk := range s.Snapshot().Takes {
+			if tk.ID == job.TakeID {
+				take = &tk
+			}
+		}
+		if take == nil {
+			t.Fatalf("%s: take %s is not in the library", m, job.TakeID)
+		}
+		if tm := take.Meta; tm.Settings.Memory != m || tm.Memory != m || tm.PredictedPeakBytes <= 0 || tm.Frames != st.Frames {
+			t.Errorf("%s: the take records setting %q, mode %q, predicted peak %d, %d frames", m, tm.Settings.Memory, tm.Memory, tm.PredictedPeakBytes, tm.Frames)
 		}
 	}
 }

@@ -179,4 +179,11 @@ func TestMemoryFloorThroughTheWindow(t *testing.T) {
 		t.Errorf("explicit resident over the budget: swap warning shown %v, generate disabled %v, floor disabled %v",
 			labelsContain(c.settingsMsgs, "would swap"), c.generate.Disabled(), c.memQualitySel.Disabled())
 	}
+	// Every memory mode can be chosen: Streaming, 4-bit weights reaches the
+	// plan.
+	if n := len(c.memorySel.Options); n != 7 {
+		t.Errorf("the Memory select offers %d choices, want Automatic and the six modes: %q", n, c.memorySel.Options)
+	}
+	c.memorySel.SetSelected("Streaming, 4-bit weights — least read per step")
+	h.settle(func(sn studio.Snapshot) bool { return sn.Plan != nil && sn.Plan.Memory == engine.MemoryStreamingInt4 })
 }
