@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -161,9 +162,36 @@ func TestCancelQuantizedCacheBuild(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s3.Close()
-	generate(t, s3, r)
+	// takeMessages runs r on s and returns the take's quantizing messages.
+	takeMessages := func(s *engine.Session) []string {
+		var msgs []string
+		if _, err := s.Generate(context.Background(), r, &recSink{}, func(e engine.Event) {
+			if strings.HasPrefix(e.Message, "quantizing the transformer") {
+				msgs = append(msgs, e.Message)
+			}
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return msgs
+	}
+	msgs := takeMessages(s3)
 	if _, err := os.Stat(filepath.Join(cache, quant.ManifestName)); err != nil {
 		t.Errorf("the next take did not finish the cache: %v", err)
+	}
+	// The build's progress reaches the take's events, part by part (the
+	// parts kept from the cancelled build count as done).
+	want := fmt.Sprintf("quantizing the transformer to int4 (once; kept beside it): part %d of %d", len(msgs), len(msgs))
+	if len(msgs) < 2 || msgs[len(msgs)-1] != want {
+		t.Errorf("the resumed build's progress messages: %q", msgs)
+	}
+	// A session opened later reuses the cache: nothing is quantized.
+	s4, err := engine.Open(engine.Options{ModelDir: dir, Backend: cpu.New(cpu.Options{})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s4.Close()
+	if msgs := takeMessages(s4); len(msgs) != 0 {
+		t.Errorf("the cache was built again: %q", msgs)
 	}
 }
 
