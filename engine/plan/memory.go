@@ -319,9 +319,11 @@ func Pick(mps []ModePlan, workingSet int64, floor QualityFloor, restrict *comput
 		return ModePlan{}, "no memory mode to choose from"
 	}
 	budget := Budget(workingSet)
-	gib := func(b int64) string { return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30)) }
-	if budget < 1<<30 {
-		gib = func(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
+	gib := func(b int64) string {
+		if b < 1<<30 {
+			return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20))
+		}
+		return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30))
 	}
 	for i := range mps {
 		mps[i].Fits = mps[i].Peak <= budget
@@ -333,7 +335,7 @@ func Pick(mps []ModePlan, workingSet int64, floor QualityFloor, restrict *comput
 			if len(mp.Phases) > 0 {
 				peak += ", " + largest(mp).Name
 			}
-			why := fmt.Sprintf("%s is the fastest mode %s allows whose end-to-end peak (%s) fits the budget of %s (working set %s less headroom)",
+			why := fmt.Sprintf("%s is the fastest mode %s whose end-to-end peak (%s) fits the budget of %s (working set %s less headroom)",
 				mp.Mode.Name, floorText(floor, restrict), peak, gib(budget), gib(workingSet))
 			if len(skipped) > 0 {
 				why += "; " + strings.Join(skipped, ", ") + " would not fit"
@@ -348,18 +350,20 @@ func Pick(mps []ModePlan, workingSet int64, floor QualityFloor, restrict *comput
 			best = mp
 		}
 	}
-	return best, fmt.Sprintf("no mode %s allows fits the budget of %s: %s has the lowest end-to-end peak (%s) and will swap",
+	return best, fmt.Sprintf("no mode %s fits the budget of %s: %s has the lowest end-to-end peak (%s) and will swap",
 		floorText(floor, restrict), gib(budget), best.Mode.Name, gib(best.Peak))
 }
 
+// floorText is the clause naming what limits the candidates: "int8
+// weights allow" (--quant), "the balanced quality floor allows".
 func floorText(f QualityFloor, restrict *compute.QuantFormat) string {
 	if restrict != nil {
 		if n := quant.Name(*restrict); n != "" {
-			return "with " + n + " weights"
+			return n + " weights allow"
 		}
-		return "with BF16 weights"
+		return "BF16 weights allow"
 	}
-	return "the " + string(f) + " quality floor"
+	return "the " + string(f) + " quality floor allows"
 }
 
 func largest(mp ModePlan) Phase {
