@@ -160,9 +160,15 @@ const (
 	// loads its own: the plan of the released model, whose components do
 	// not fit a Mac together, at the lowest peak each mode allows.
 	KeepNever Keep = iota
-	// KeepAlways keeps them: the session, whose resident modes keep the
-	// components loaded for the next take.
+	// KeepAlways keeps them.
 	KeepAlways
+	// KeepWhenFits keeps them when they fit the budget together (or the
+	// budget is unknown), else releases each phase's component as
+	// KeepNever does: the session, which keeps the components loaded for
+	// the next take where it can and otherwise runs the mode at the lowest
+	// peak it allows — so a mode fits the session exactly when it fits
+	// `h3studio plan`, and both choose the same mode.
+	KeepWhenFits
 )
 
 // Estimates are a request's component estimates (Resident and Streaming
@@ -206,7 +212,7 @@ func PlanMode(m Mode, c Estimates, budget int64, keep Keep) ModePlan {
 			mp.DiT = p.Storage
 		}
 	}
-	mp.Kept = m.Residency == compute.Resident && keep == KeepAlways
+	mp.Kept = m.Residency == compute.Resident && (keep == KeepAlways || keep == KeepWhenFits)
 	if mp.Kept {
 		var weights int64
 		for _, p := range mp.Phases {
@@ -221,12 +227,20 @@ func PlanMode(m Mode, c Estimates, budget int64, keep Keep) ModePlan {
 		mp.DevicePeak = max(mp.DevicePeak, p.Peak()-p.Storage.Host)
 	}
 	mp.Fits = budget <= 0 || mp.Peak <= budget
+	if keep == KeepWhenFits && mp.Kept && !mp.Fits {
+		return PlanMode(m, c, budget, KeepNever)
+	}
 	return mp
 }
 
 // PlanModes predicts q's phases in each of modes (PlanMode) for the
 // released model.
 func PlanModes(q Query, budget int64, modes []Mode) ([]ModePlan, error) {
+	return planModes(q, budget, modes, KeepNever)
+}
+
+// planModes is PlanModes under the Keep policy keep.
+func planModes(q Query, budget int64, modes []Mode, keep Keep) ([]ModePlan, error) {
 	byQuant := map[compute.QuantFormat]Estimates{}
 	var out []ModePlan
 	for _, m := range modes {
@@ -241,7 +255,7 @@ func PlanModes(q Query, budget int64, modes []Mode) ([]ModePlan, error) {
 			c = Estimates{Text: list[0], DiT: list[1], Video: list[2], Audio: list[3]}
 			byQuant[m.Quant] = c
 		}
-		out = append(out, PlanMode(m, c, budget, KeepNever))
+		out = append(out, PlanMode(m, c, budget, keep))
 	}
 	return out, nil
 }
