@@ -17,7 +17,7 @@ func (g *generation) denoise() error {
 	s, p, r, m, t, cond := g.s, g.p, g.r, g.m, g.t, g.cond
 	lh, lw := p.ModelCanvas(r).Latent()
 	g.target = layout.Grid{T: p.LatentFrames, H: lh, W: lw}
-	if err := s.loadDiT(g.ctx, m, g.mode); err != nil {
+	if err := s.loadDiT(g.ctx, m, g.mode, t); err != nil {
 		return err
 	}
 	// The loop draws every noise tensor from the seed (the conditions',

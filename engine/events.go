@@ -67,6 +67,11 @@ func (t *tracker) preview(img *image.RGBA, frame int, msg string) {
 	t.emit(Event{Phase: t.phase, Done: t.done, Total: t.total, Preview: img, Frame: frame, Message: msg})
 }
 
+// message reports what the running phase is doing, its progress unchanged.
+func (t *tracker) message(msg string) {
+	t.emit(Event{Phase: t.phase, Done: t.done, Total: t.total, Message: msg})
+}
+
 // end closes the running phase and records its profile.
 func (t *tracker) end() {
 	if t.phase == "" {

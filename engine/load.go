@@ -101,7 +101,7 @@ func (g *generation) load() error {
 	if err := m.setAdapters(ad, adapterKey(applied, r.LoRAs)); err != nil {
 		return err
 	}
-	loads := []func() error{func() error { return s.loadDiT(g.ctx, m, mode) }}
+	loads := []func() error{func() error { return s.loadDiT(g.ctx, m, mode, t) }}
 	if !g.release {
 		loads = append(loads, func() error { return s.loadVideoVAE(m, false, g.videoResidency) }, func() error { return s.loadAudioVAE(m, false) })
 	}
@@ -177,8 +177,10 @@ func (s *Session) loadText(m *models, r compute.Residency) error {
 	return nil
 }
 
-// loadDiT opens the transformer (its weights are bound per phase).
-func (s *Session) loadDiT(ctx context.Context, m *models, mode MemoryMode) error {
+// loadDiT opens the transformer (its weights are bound per phase),
+// building its quantized cache first when mode needs one and it is
+// missing (the build's progress reported as messages of t's phase).
+func (s *Session) loadDiT(ctx context.Context, m *models, mode MemoryMode, t *tracker) error {
 	if m.dit != nil {
 		return nil
 	}
@@ -188,7 +190,7 @@ func (s *Session) loadDiT(ctx context.Context, m *models, mode MemoryMode) error
 		return s.componentError(c, "transformer", err)
 	}
 	b := s.opts.Backend
-	src, qc, err := s.ditSource(ctx, m.DiTDir, ck, modeQuant(mode))
+	src, qc, err := s.ditSource(ctx, m.DiTDir, ck, modeQuant(mode), t)
 	if err != nil {
 		ck.Close()
 		return err

@@ -12,9 +12,17 @@ import (
 )
 
 // ditSource is the transformer's checkpoint as the session binds it for
-// format q (QuantizedDiTSource, logging to the session's log).
-func (s *Session) ditSource(ctx context.Context, dir string, ck *safetensors.Checkpoint, q compute.QuantFormat) (safetensors.Source, *safetensors.Checkpoint, error) {
-	return QuantizedDiTSource(ctx, dir, ck, q, s.log)
+// format q (QuantizedDiTSource, logging to the session's log). A cache
+// build's progress is also a message of the take's running phase (t may
+// be nil: no take).
+func (s *Session) ditSource(ctx context.Context, dir string, ck *safetensors.Checkpoint, q compute.QuantFormat, t *tracker) (safetensors.Source, *safetensors.Checkpoint, error) {
+	var progress func(done, total int)
+	if t != nil {
+		progress = func(done, total int) {
+			t.message(fmt.Sprintf("quantizing the transformer to %s (once; kept beside it): part %d of %d", quant.Name(q), done, total))
+		}
+	}
+	return QuantizedDiTSource(ctx, dir, ck, q, s.log, progress)
 }
 
 // QuantizedDiTSource is the transformer checkpoint ck (opened from dir) as
@@ -25,8 +33,9 @@ func (s *Session) ditSource(ctx context.Context, dir string, ck *safetensors.Che
 // quantized as they are bound (log, which may be nil, says so).
 // The returned checkpoint (nil without a cache) must be closed with ck.
 // Cancelling ctx stops the build (the parts written so far are kept for
-// the next build to resume from) and returns ctx's error.
-func QuantizedDiTSource(ctx context.Context, dir string, ck *safetensors.Checkpoint, q compute.QuantFormat, log *slog.Logger) (safetensors.Source, *safetensors.Checkpoint, error) {
+// the next build to resume from) and returns ctx's error. progress, when
+// set, receives the build's parts done and in all after each part.
+func QuantizedDiTSource(ctx context.Context, dir string, ck *safetensors.Checkpoint, q compute.QuantFormat, log *slog.Logger, progress func(done, total int)) (safetensors.Source, *safetensors.Checkpoint, error) {
 	if q.Bits == 0 {
 		return ck, nil, nil
 	}
@@ -40,6 +49,9 @@ func QuantizedDiTSource(ctx context.Context, dir string, ck *safetensors.Checkpo
 			Select: func(name string, _ safetensors.TensorInfo) bool { return dit.QuantizedWeight(name) },
 			Progress: func(done, total int) {
 				log.Info("quantized cache", "parts", done, "of", total)
+				if progress != nil {
+					progress(done, total)
+				}
 			},
 		})
 		if ctx.Err() != nil {

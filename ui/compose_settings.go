@@ -27,6 +27,8 @@ var memoryModes = []memoryMode{
 	{engine.MemoryResidentInt8, "Resident, 8-bit weights"},
 	{engine.MemoryResidentInt4, "Resident, 4-bit weights — least resident memory"},
 	{engine.MemoryStreaming, "Streaming — least memory"},
+	{engine.MemoryStreamingInt8, "Streaming, 8-bit weights"},
+	{engine.MemoryStreamingInt4, "Streaming, 4-bit weights — least read per step"},
 }
 
 // newSettings makes the settings and the Advanced section and returns the

@@ -252,10 +252,26 @@ func (w *Window) showSettings() {
 	if w.opts.Sound != nil && w.opts.Sound.Notice() != "" {
 		sound = w.opts.Sound.Notice()
 	}
+	// The automatic memory mode's quality floor: the same setting as
+	// Compose ▸ Memory's, kept with the draft's settings.
+	var floors []string
+	for _, q := range studio.MemoryQualities {
+		floors = append(floors, q.Label)
+	}
+	floor := widget.NewSelect(floors, func(l string) {
+		for _, q := range studio.MemoryQualities {
+			if q.Label == l {
+				w.s.Compose().SetMemoryQuality(q.Floor)
+			}
+		}
+	})
+	floor.SetSelected(studio.MemoryQualityOf(sn.Draft.Settings.MemoryQuality).Label)
 	form := widget.NewForm(
 		widget.NewFormItem("Library folder", container.NewBorder(nil, nil, nil, libBtn, lib)),
 		widget.NewFormItem("Model", container.NewVBox(model, modelBtns)),
 		widget.NewFormItem("Prompt", keep),
+		widget.NewFormItem("Memory", container.NewVBox(floor,
+			subtle("Automatic memory mode: the quality it may trade for speed or fit (also under Compose ▸ Memory)."))),
 		widget.NewFormItem("Sound", subtle(sound)),
 	)
 	if api := w.opts.LocalAPI; api != nil {

@@ -4,6 +4,7 @@ import (
 	"image/png"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -180,4 +181,46 @@ func TestMemoryFloorThroughTheWindow(t *testing.T) {
 		t.Errorf("explicit resident over the budget: swap warning shown %v, generate disabled %v, floor disabled %v",
 			labelsContain(c.settingsMsgs, "would swap"), c.generate.Disabled(), c.memQualitySel.Disabled())
 	}
+	// Every memory mode can be chosen: Streaming, 4-bit weights reaches the
+	// plan.
+	if n := len(c.memorySel.Options); n != 7 {
+		t.Errorf("the Memory select offers %d choices, want Automatic and the six modes: %q", n, c.memorySel.Options)
+	}
+	c.memorySel.SetSelected("Streaming, 4-bit weights — least read per step")
+	h.settle(func(sn studio.Snapshot) bool { return sn.Plan != nil && sn.Plan.Memory == engine.MemoryStreamingInt4 })
+
+	// Settings… holds the same quality floor.
+	h.w.showSettings()
+	sel := findSelect(h.topDialog("Settings"), "Fastest that fits")
+	if sel == nil || sel.Selected != "Balanced" {
+		t.Fatalf("Settings has no quality floor select showing Balanced: %+v", sel)
+	}
+	sel.SetSelected("Fastest that fits")
+	h.settle(func(sn studio.Snapshot) bool { return sn.Draft.Settings.MemoryQuality == engine.FastestThatFit })
+	if c.memQualitySel.Selected != "Fastest that fits" {
+		t.Errorf("Compose ▸ Memory shows floor %q after Settings changed it", c.memQualitySel.Selected)
+	}
+}
+
+// findSelect finds a select in o that offers option.
+func findSelect(o fyne.CanvasObject, option string) *widget.Select {
+	switch x := o.(type) {
+	case *widget.Select:
+		if slices.Contains(x.Options, option) {
+			return x
+		}
+	case *fyne.Container:
+		for _, c := range x.Objects {
+			if s := findSelect(c, option); s != nil {
+				return s
+			}
+		}
+	case fyne.Widget:
+		for _, c := range test.WidgetRenderer(x).Objects() {
+			if s := findSelect(c, option); s != nil {
+				return s
+			}
+		}
+	}
+	return nil
 }

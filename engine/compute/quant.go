@@ -106,9 +106,9 @@ func (f QuantFormat) DequantizeRow(dst []float32, row []uint32, in int) {
 	}
 }
 
-// QuantStep bounds the quantization error of one element of a group with
-// scale s: |w − ŵ| ≤ |s|/2 for a code inside the range (the rounding), the
-// bound the conformance suite derives its tolerance from.
+// QuantStep bounds the rounding error of one element of a group with
+// scale s: |w − ŵ| ≤ |s|/2 for a code inside the range (quant.ErrorBound
+// adds the clipping and the BF16 rounding of scale and bias).
 func QuantStep(scale float32) float64 { return math.Abs(float64(scale)) / 2 }
 
 // quantView marks a tensor as a quantized weight.

@@ -213,9 +213,14 @@ func (ad Adapters) Bytes() int64 {
 // blocks are released so that they bind again with the new updates. The
 // updates' device copies stay bound (in resident and streaming mode alike:
 // they are small) until the adapters change or the model closes.
+// Under the lora-merge-f32 oracle, updates cannot be merged into quantized
+// weights (Options.Quant): they are refused.
 func (m *Model) SetAdapters(ad Adapters) error {
 	if err := ad.Check(m.cfg); err != nil {
 		return err
+	}
+	if len(ad) > 0 && m.merging() && m.opts.Quant.Bits != 0 {
+		return fmt.Errorf("dit: the lora-merge-f32 oracle merges LoRA updates into float weights; the weights are quantized (%s)", m.opts.Quant)
 	}
 	m.releaseAdapters()
 	for i := range m.blocks {

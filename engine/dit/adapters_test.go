@@ -9,7 +9,9 @@ import (
 	"testing"
 
 	"h3studio/engine/compute"
+	"h3studio/engine/compute/testbackend"
 	"h3studio/engine/dit"
+	"h3studio/engine/safetensors"
 )
 
 // randomMatrix is a BF16-exact rows×cols matrix of normal values times scale.
@@ -142,5 +144,59 @@ func TestAdaptersRefuseMisfit(t *testing.T) {
 	ghost := dit.Adapters{{Stack: dit.StackBlocks, Block: l.cfg.NumLayers, Proj: dit.ProjFC1}: nil}
 	if err := ghost.Check(l.cfg); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("blocks.%d.mlp.fc1", l.cfg.NumLayers)) {
 		t.Errorf("a missing block gave %v", err)
+	}
+}
+
+// TestAdaptersOnQuantizedWeights: LoRA updates apply on top of quantized
+// linear weights (the run-time branch after the quantized product), resident
+// and streamed. At scale 0 the quantized forward is unchanged bit for bit;
+// at scale 1 the update moves the quantized forward as far as it moves the
+// BF16 one, and the quantized forward with the update stays within the
+// quantization's own distance of the BF16 forward with it (the bounds of
+// TestQuantizedForwardQuality: int8 0.02, int4 0.1). Merging the updates
+// into quantized weights (the lora-merge-f32 oracle) is refused, naming it.
+func TestAdaptersOnQuantizedWeights(t *testing.T) {
+	l := load(t, fixtures[1])
+	ad := randomAdapters(l.cfg, 5, 1)
+	fwd := func(q compute.QuantFormat, ad dit.Adapters, res compute.Residency) []float32 {
+		r := newRun(t, l, dit.Options{Quant: q, Adapters: ad, Residency: res})
+		v, a, err := r.forward(t, context.Background(), dit.ForwardOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return append(v, a...)
+	}
+	bfBase := fwd(compute.QuantFormat{}, nil, compute.Resident)
+	bfLoRA := fwd(compute.QuantFormat{}, ad, compute.Resident)
+	moved := testkit.RelL2(bfLoRA, bfBase)
+	for _, c := range []struct {
+		q     compute.QuantFormat
+		res   compute.Residency
+		bound float64
+	}{
+		{compute.Int8, compute.Resident, 0.02},
+		{compute.Int8, compute.Streaming, 0.02},
+		{compute.Int4, compute.Resident, 0.1},
+	} {
+		name := fmt.Sprintf("%s/%s", c.q, c.res)
+		qBase := fwd(c.q, nil, c.res)
+		if n, ok := sameBits(fwd(c.q, randomAdapters(l.cfg, 5, 0), c.res), qBase); !ok {
+			t.Errorf("%s: updates at scale 0 change value %d of the quantized forward", name, n)
+		}
+		qLoRA := fwd(c.q, ad, c.res)
+		qMoved, e := testkit.RelL2(qLoRA, qBase), testkit.RelL2(qLoRA, bfLoRA)
+		t.Logf("%s: the update moves the forward by %.3g (BF16 %.3g); with it, quantized vs BF16 %.3g (without %.3g; bound %g)",
+			name, qMoved, moved, e, testkit.RelL2(qBase, bfBase), c.bound)
+		if qMoved < 0.05 || qMoved < 0.8*moved || qMoved > 1.25*moved {
+			t.Errorf("%s: the update moves the quantized forward by %.3g, the BF16 one by %.3g", name, qMoved, moved)
+		}
+		if !(e < c.bound) {
+			t.Errorf("%s: with the update, quantized vs BF16 rel-L2 %.3g ≥ %g", name, e, c.bound)
+		}
+	}
+	b := testbackend.New(t)
+	o := dit.Options{Quant: compute.Int8, Adapters: ad, Oracles: compute.Oracles(0).With(dit.OracleLoRAMerge)}
+	if _, err := dit.Load(b, safetensors.NewBinder("dit", l.ck, b), &l.cfg, &o); err == nil || !strings.Contains(err.Error(), "lora-merge-f32") {
+		t.Errorf("merging updates into quantized weights: %v", err)
 	}
 }

@@ -160,9 +160,15 @@ const (
 	// loads its own: the plan of the released model, whose components do
 	// not fit a Mac together, at the lowest peak each mode allows.
 	KeepNever Keep = iota
-	// KeepAlways keeps them: the session, whose resident modes keep the
-	// components loaded for the next take.
+	// KeepAlways keeps them.
 	KeepAlways
+	// KeepWhenFits keeps them when they fit the budget together (or the
+	// budget is unknown), else releases each phase's component as
+	// KeepNever does: the session, which keeps the components loaded for
+	// the next take where it can and otherwise runs the mode at the lowest
+	// peak it allows — so a mode fits the session exactly when it fits
+	// `h3studio plan`, and both choose the same mode.
+	KeepWhenFits
 )
 
 // Estimates are a request's component estimates (Resident and Streaming
@@ -206,7 +212,7 @@ func PlanMode(m Mode, c Estimates, budget int64, keep Keep) ModePlan {
 			mp.DiT = p.Storage
 		}
 	}
-	mp.Kept = m.Residency == compute.Resident && keep == KeepAlways
+	mp.Kept = m.Residency == compute.Resident && (keep == KeepAlways || keep == KeepWhenFits)
 	if mp.Kept {
 		var weights int64
 		for _, p := range mp.Phases {
@@ -221,12 +227,20 @@ func PlanMode(m Mode, c Estimates, budget int64, keep Keep) ModePlan {
 		mp.DevicePeak = max(mp.DevicePeak, p.Peak()-p.Storage.Host)
 	}
 	mp.Fits = budget <= 0 || mp.Peak <= budget
+	if keep == KeepWhenFits && mp.Kept && !mp.Fits {
+		return PlanMode(m, c, budget, KeepNever)
+	}
 	return mp
 }
 
 // PlanModes predicts q's phases in each of modes (PlanMode) for the
 // released model.
 func PlanModes(q Query, budget int64, modes []Mode) ([]ModePlan, error) {
+	return planModes(q, budget, modes, KeepNever)
+}
+
+// planModes is PlanModes under the Keep policy keep.
+func planModes(q Query, budget int64, modes []Mode, keep Keep) ([]ModePlan, error) {
 	byQuant := map[compute.QuantFormat]Estimates{}
 	var out []ModePlan
 	for _, m := range modes {
@@ -241,7 +255,7 @@ func PlanModes(q Query, budget int64, modes []Mode) ([]ModePlan, error) {
 			c = Estimates{Text: list[0], DiT: list[1], Video: list[2], Audio: list[3]}
 			byQuant[m.Quant] = c
 		}
-		out = append(out, PlanMode(m, c, budget, KeepNever))
+		out = append(out, PlanMode(m, c, budget, keep))
 	}
 	return out, nil
 }
@@ -319,9 +333,11 @@ func Pick(mps []ModePlan, workingSet int64, floor QualityFloor, restrict *comput
 		return ModePlan{}, "no memory mode to choose from"
 	}
 	budget := Budget(workingSet)
-	gib := func(b int64) string { return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30)) }
-	if budget < 1<<30 {
-		gib = func(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
+	gib := func(b int64) string {
+		if b < 1<<30 {
+			return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20))
+		}
+		return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30))
 	}
 	for i := range mps {
 		mps[i].Fits = mps[i].Peak <= budget
@@ -333,7 +349,7 @@ func Pick(mps []ModePlan, workingSet int64, floor QualityFloor, restrict *comput
 			if len(mp.Phases) > 0 {
 				peak += ", " + largest(mp).Name
 			}
-			why := fmt.Sprintf("%s is the fastest mode %s allows whose end-to-end peak (%s) fits the budget of %s (working set %s less headroom)",
+			why := fmt.Sprintf("%s is the fastest mode %s whose end-to-end peak (%s) fits the budget of %s (working set %s less headroom)",
 				mp.Mode.Name, floorText(floor, restrict), peak, gib(budget), gib(workingSet))
 			if len(skipped) > 0 {
 				why += "; " + strings.Join(skipped, ", ") + " would not fit"
@@ -348,18 +364,20 @@ func Pick(mps []ModePlan, workingSet int64, floor QualityFloor, restrict *comput
 			best = mp
 		}
 	}
-	return best, fmt.Sprintf("no mode %s allows fits the budget of %s: %s has the lowest end-to-end peak (%s) and will swap",
+	return best, fmt.Sprintf("no mode %s fits the budget of %s: %s has the lowest end-to-end peak (%s) and will swap",
 		floorText(floor, restrict), gib(budget), best.Mode.Name, gib(best.Peak))
 }
 
+// floorText is the clause naming what limits the candidates: "int8
+// weights allow" (--quant), "the balanced quality floor allows".
 func floorText(f QualityFloor, restrict *compute.QuantFormat) string {
 	if restrict != nil {
 		if n := quant.Name(*restrict); n != "" {
-			return "with " + n + " weights"
+			return n + " weights allow"
 		}
-		return "with BF16 weights"
+		return "BF16 weights allow"
 	}
-	return "the " + string(f) + " quality floor"
+	return "the " + string(f) + " quality floor allows"
 }
 
 func largest(mp ModePlan) Phase {

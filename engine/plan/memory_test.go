@@ -75,6 +75,49 @@ func TestChooseAcrossMacs(t *testing.T) {
 	}
 }
 
+// TestSessionKeepChoosesAsPlan: the session keeps every component loaded
+// where they fit the budget together and otherwise releases each phase's
+// (KeepWhenFits); over the released model's estimates on 16 to 128 GB Macs
+// and under each quality floor it therefore chooses the mode that
+// `h3studio plan` (KeepNever) chooses, keeping the components loaded only
+// where their kept peak fits.
+func TestSessionKeepChoosesAsPlan(t *testing.T) {
+	q := Query{Canvas: layout.Canvas{Width: 512, Height: 512}, Frames: 22}
+	for _, floor := range []QualityFloor{Balanced, BestQuality, FastestThatFit} {
+		for _, mem := range []int64{16, 24, 32, 36, 48, 64, 96, 128} {
+			c, err := Choose(q, mem*giB, 0, floor, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mps, err := planModes(q, c.BudgetBytes, CandidateModes(floor, nil), KeepWhenFits)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _ := Pick(mps, c.WorkingSetBytes, floor, nil)
+			kept := PlanMode(got.Mode, estimatesOf(t, q, got.Mode), c.BudgetBytes, KeepAlways)
+			t.Logf("%s %3d GB: %s, kept %v (kept peak %.1f GiB, budget %.1f GiB), peak %.2f GiB", floor, mem, got.Mode.Name, got.Kept,
+				float64(kept.Peak)/float64(giB), float64(c.BudgetBytes)/float64(giB), float64(got.Peak)/float64(giB))
+			if got.Mode != c.Chosen.Mode {
+				t.Errorf("%s %d GB: the session's policy chooses %s, plan %s", floor, mem, got.Mode.Name, c.Chosen.Mode.Name)
+			}
+			if got.Kept != (got.Mode.Residency == compute.Resident && kept.Peak <= c.BudgetBytes) || !got.Fits && c.Chosen.Fits {
+				t.Errorf("%s %d GB: %s kept %v, fits %v; kept peak %d, budget %d", floor, mem, got.Mode.Name, got.Kept, got.Fits, kept.Peak, c.BudgetBytes)
+			}
+		}
+	}
+}
+
+// estimatesOf is the released model's estimates for mode m.
+func estimatesOf(t *testing.T, q Query, m Mode) Estimates {
+	t.Helper()
+	q.Quant = m.Quant
+	list, err := Run(q, "text-encoder", "dit", "video-vae", "audio-vae")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Estimates{Text: list[0], DiT: list[1], Video: list[2], Audio: list[3]}
+}
+
 // TestQuantizedDiTWeights checks the planned DiT weights against the
 // scheme's arithmetic: the 50 blocks' linears hold 19.27 G weights, at
 // 4.5 / 8.5 bits each with group 64 and a BF16 scale and bias per group.
@@ -144,6 +187,11 @@ func TestPlanModeAddsPhases(t *testing.T) {
 		// decoder (29).
 		{"resident, small budget", resident, 50, KeepNever, []int64{9, 40, 29, 3}, 40, 40, false, "SRRR"},
 		{"streaming", streaming, 0, KeepAlways, []int64{9, 13, 23, 3}, 23, 13, false, "SSSR"},
+		// KeepWhenFits keeps where the kept peak (110) fits, else plans
+		// the phases alone.
+		{"resident, kept when it fits", resident, 120, KeepWhenFits, []int64{95, 100, 110, 92}, 110, 100, true, "RRRR"},
+		{"resident, released when kept does not fit", resident, 100, KeepWhenFits, []int64{55, 40, 29, 3}, 55, 55, false, "RRRR"},
+		{"resident, unknown budget, kept", resident, 0, KeepWhenFits, []int64{95, 100, 110, 92}, 110, 100, true, "RRRR"},
 	} {
 		mp := PlanMode(tc.mode, c, tc.budget, tc.keep)
 		var res string

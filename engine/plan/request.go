@@ -71,7 +71,8 @@ type Prediction struct {
 
 // Predict predicts a request's work and its phases' storage (PlanMode)
 // over the snapshot's own configs, for the session: its DiT-resident modes
-// keep every component loaded (KeepAlways).
+// keep every component loaded where they fit the budget together, else
+// release each phase's component (KeepWhenFits).
 func Predict(r Request) (Prediction, error) {
 	var p Prediction
 	L := r.Loop.TextRows
@@ -107,7 +108,7 @@ func Predict(r Request) (Prediction, error) {
 		as := audioStorage(ac)
 		c.Audio = Estimate{Component: "audio-vae", Resident: as, Streaming: as}
 	}
-	p.Memory = PlanMode(r.Mode, c, r.Budget, KeepAlways)
+	p.Memory = PlanMode(r.Mode, c, r.Budget, KeepWhenFits)
 	return p, nil
 }
 

@@ -81,6 +81,24 @@ func abs32(v float32) float32 { return float32(math.Abs(float64(v))) }
 
 func roundEven(v float32) float32 { return float32(math.RoundToEven(float64(v))) }
 
+// ErrorBound bounds |ŵ − w| over group g of row, quantized (Quantize)
+// from the group's values grp: half a step of the code grid (the rounding,
+// compute.QuantStep), plus how far the grid falls short of the group's
+// range when scale = edge/q0 made it shorter (the clipped end), plus the
+// BF16 rounding of the scale and the bias (2⁻⁹ relative each, the scale's
+// times the largest code; 1 % slack for the float32 arithmetic).
+func ErrorBound(f compute.QuantFormat, row []uint32, in, g int, grp []float32) float64 {
+	s, b := f.GroupParams(row, in, g)
+	lo, hi := grp[0], grp[0]
+	for _, v := range grp {
+		lo, hi = min(lo, v), max(hi, v)
+	}
+	qmax := float64(int(1)<<f.Bits - 1)
+	as := math.Abs(float64(s))
+	short := max(0, float64(hi-lo)-qmax*as)
+	return compute.QuantStep(s) + short + math.Ldexp(1, -9)*(math.Abs(float64(b))+qmax*as)*1.01
+}
+
 // Dequantize expands the row layout back to float32 [out, in] (ŵ = s·q + b,
 // compute.Dequant).
 func Dequantize(rows []uint32, out, in int, f compute.QuantFormat) ([]float32, error) {

@@ -82,3 +82,29 @@ func TestMemoryModeShownAndSwapWarned(t *testing.T) {
 		t.Errorf("explicit mode's line %q", line)
 	}
 }
+
+// TestTakeRecordsMemoryMode: a take made under Automatic records the mode
+// the engine chose for it, why, and the peak predicted for that mode,
+// beside the setting (Automatic) it was made with.
+func TestTakeRecordsMemoryMode(t *testing.T) {
+	s, x := memoryStudio(t, 0)
+	s, x = memoryStudio(t, s.Snapshot().Plan.PeakBytes*7/10)
+	sn := s.Snapshot()
+	if sn.Plan.Memory != engine.MemoryResidentInt4 {
+		t.Fatalf("the plan chose %q", sn.Plan.Memory)
+	}
+	if _, err := s.Queue().Generate(); err != nil {
+		t.Fatal(err)
+	}
+	var tk studio.Take
+	sn = waitState(t, "the take", s, x, nil, func(sn studio.Snapshot) bool {
+		if len(sn.Takes) == 1 {
+			tk = sn.Takes[0]
+		}
+		return len(sn.Takes) == 1
+	})
+	m := tk.Meta
+	if m.Settings.Memory != engine.MemoryAuto || m.Memory != engine.MemoryResidentInt4 || !strings.Contains(m.MemoryWhy, "resident would not fit") || m.PredictedPeakBytes <= 0 {
+		t.Errorf("take records setting %q, mode %q (%q), predicted peak %d", m.Settings.Memory, m.Memory, m.MemoryWhy, m.PredictedPeakBytes)
+	}
+}

@@ -45,10 +45,13 @@ func (s *Studio) takeMeta(j *job, res engine.Result, sink *takeSink, hasVideo bo
 		SampleRate: sink.audio.Rate, Channels: sink.audio.Channels,
 		Timings:   map[engine.Phase]float64{},
 		PeakBytes: res.PeakBytes,
-		Files:     TakeFiles{Thumb: ThumbFile, Last: LastFile, Viewer: ViewerFile},
-		App:       AppInfo{Name: take.AppName, Version: s.opts.AppVersion, Device: s.opts.Device},
-		Notes:     res.Plan.Notes,
-		LoRAs:     res.LoRAs,
+		// The mode the take ran in (the engine's choice under Automatic),
+		// why, and the peak predicted for it, as the command line records.
+		PredictedPeakBytes: res.Plan.PeakBytes, Memory: res.Plan.Memory, MemoryWhy: res.Plan.MemoryWhy,
+		Files: TakeFiles{Thumb: ThumbFile, Last: LastFile, Viewer: ViewerFile},
+		App:   AppInfo{Name: take.AppName, Version: s.opts.AppVersion, Device: s.opts.Device},
+		Notes: res.Plan.Notes,
+		LoRAs: res.LoRAs,
 	}
 	if res.Seed != 0 || m.Seed == 0 {
 		m.Seed = res.Seed

@@ -69,6 +69,23 @@ func RunAll(t *testing.T, b compute.Backend, o Options) {
 			o.AfterCase(c.Name, passed)
 		}
 	}
+	// The quantized product against the unquantized weight (the cases
+	// above check it against the dequantized one).
+	for _, f := range []compute.QuantFormat{compute.Int4, compute.Int8} {
+		name := fmt.Sprintf("MatMul/q%d/quant_step", f.Bits)
+		if filter != nil && !filter.MatchString(name) {
+			continue
+		}
+		ran++
+		passed := t.Run(name, func(t *testing.T) {
+			if err := QuantStepCheck(b, f, 19, 40, 320, seedOf(name)); err != nil {
+				t.Fatal(err)
+			}
+		})
+		if o.AfterCase != nil {
+			o.AfterCase(name, passed)
+		}
+	}
 	if ran == 0 {
 		t.Fatalf("computetest: no case matches %q", o.Filter)
 	}

@@ -1,7 +1,9 @@
 package computetest
 
 import (
+	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 
 	"h3studio/engine/compute"
@@ -108,3 +110,88 @@ func quantCases() []Case {
 
 // NumElements of an operand description.
 func (t Tensor) NumElements() int { return compute.Shape(t.Shape).NumElements() }
+
+// QuantStepCheck checks b's product by a quantized weight against the
+// product by the unquantized weight itself, within a bound derived from
+// the quantization step: x [M, K] (normal values) times a BF16 weight
+// [N, K] (normal, σ 0.05, its first group constant) quantized to f, F32
+// out, must satisfy for every element
+//
+//	|y − x·wᵀ| ≤ Σₖ |xₖ|·eₖ + 2K·2⁻²⁴·Σₖ |xₖ|·(|wₖ| + eₖ)
+//
+// with eₖ = quant.ErrorBound of wₖ's group (the rounding to the code grid,
+// the clipped end, the BF16 scale and bias) and the second term the float32
+// summation in any order. RunAll runs it at 4 and 8 bits as
+// MatMul/q4/quant_step and MatMul/q8/quant_step.
+func QuantStepCheck(b compute.Backend, f compute.QuantFormat, M, N, K int, seed uint64) error {
+	rng := rand.New(rand.NewPCG(seed, 5))
+	x := make([]float32, M*K)
+	w := make([]float32, N*K)
+	for i := range x {
+		x[i] = float32(rng.NormFloat64())
+	}
+	for i := range w {
+		w[i] = compute.RoundBF16(float32(rng.NormFloat64() * 0.05))
+	}
+	for j := 0; j < f.GroupSize; j++ {
+		w[j] = 0.25
+	}
+	rows, err := quant.Quantize(w, N, K, f)
+	if err != nil {
+		return err
+	}
+	iv := make([]int64, len(rows))
+	for i, v := range rows {
+		iv[i] = int64(v)
+	}
+	ws, err := compute.FromInt64(b, compute.U32, compute.Shape{N, f.RowWords(K)}, iv)
+	if err != nil {
+		return err
+	}
+	defer b.Free(ws)
+	xt, err := compute.FromFloat32(b, compute.F32, compute.Shape{M, K}, x)
+	if err != nil {
+		return err
+	}
+	defer b.Free(xt)
+	dst, err := b.Alloc(compute.F32, M, N)
+	if err != nil {
+		return err
+	}
+	defer b.Free(dst)
+	b.MatMul(dst, xt, compute.Quantized(ws, f, K), nil)
+	if err := b.Sync(context.Background()); err != nil {
+		return err
+	}
+	got, err := compute.ToFloat32(dst)
+	if err != nil {
+		return err
+	}
+	rw := f.RowWords(K)
+	e := make([]float64, N*K) // eₖ per weight element
+	for n := 0; n < N; n++ {
+		for g := 0; g < f.Groups(K); g++ {
+			grp := w[n*K+g*f.GroupSize : n*K+(g+1)*f.GroupSize]
+			eg := quant.ErrorBound(f, rows[n*rw:(n+1)*rw], K, g, grp)
+			for j := range grp {
+				e[n*K+g*f.GroupSize+j] = eg
+			}
+		}
+	}
+	for m := 0; m < M; m++ {
+		for n := 0; n < N; n++ {
+			var want, bound, mag float64
+			for k := 0; k < K; k++ {
+				xv, wv, ek := float64(x[m*K+k]), float64(w[n*K+k]), e[n*K+k]
+				want += xv * wv
+				bound += math.Abs(xv) * ek
+				mag += math.Abs(xv) * (math.Abs(wv) + ek)
+			}
+			bound += 2 * float64(K) * math.Ldexp(1, -24) * mag
+			if d := math.Abs(float64(got[m*N+n]) - want); !(d <= bound) {
+				return fmt.Errorf("%s: y[%d, %d] = %g, by the unquantized weight %g: |Δ| %g > the quantization bound %g", f, m, n, got[m*N+n], want, d, bound)
+			}
+		}
+	}
+	return nil
+}
