@@ -87,7 +87,7 @@ func BenchmarkStreamedDecode(b *testing.B) {
 	z := randomVolume(24, 7, 32, 32, 7)
 	rb, sb := cpu.New(cpu.Options{}), cpu.New(cpu.Options{})
 	res := tinyModelWith(b, rb, &Options{DecoderOnly: true, WeightDType: compute.BF16})
-	str := tinyModelWith(b, sb, &Options{DecoderOnly: true, StreamBlocks: true, WeightDType: compute.BF16})
+	str := tinyModelWith(b, sb, &Options{DecoderOnly: true, Residency: compute.Streaming, WeightDType: compute.BF16})
 	var tr, ts time.Duration
 	rb.ResetPeak()
 	sb.ResetPeak()
