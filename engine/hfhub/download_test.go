@@ -506,7 +506,9 @@ func TestKillAndResumeAcrossProcesses(t *testing.T) {
 	checkFiles(t, res.Root, files, "fl2va")
 	ok := false
 	for _, r := range h.Log()[before:] {
-		if r.File == big && r.Bytes > 0 {
+		// The killed child's stalled request is logged when its handler
+		// returns, which can come after before was taken.
+		if r.File == big && r.Bytes > 0 && r.Event != "stall" {
 			if r.Status != 206 || r.Start != st.Size() {
 				t.Fatalf("the new process fetched %s from byte %d (status %d), want a resume from %d", big, r.Start, r.Status, st.Size())
 			}
