@@ -206,3 +206,31 @@ func ConvertFloat(dst, src DType, b []byte) []byte {
 	wg.Wait()
 	return out
 }
+
+// uploadChunk is how many values UploadConverted converts at a time: 16 MiB
+// of float32, enough for ConvertFloat to keep every core busy.
+const uploadChunk = 1 << 22
+
+// UploadConverted uploads src, little-endian values of the float dtype from,
+// into dst (a float dtype), converting a bounded run of values at a time, so
+// the host never holds a converted copy of the whole tensor: binding one
+// released DiT block upcast to float32 would otherwise leave 2.4 GB of
+// garbage in the Go heap, which the process keeps until the collector runs.
+// The bytes stored are ConvertFloat's.
+func UploadConverted(b Backend, dst *Tensor, from DType, src []byte) error {
+	n := dst.NumElements()
+	if len(src) != n*from.Size() {
+		return fmt.Errorf("compute: UploadConverted to %v: %d bytes of %v given, %d needed", dst, len(src), from, n*from.Size())
+	}
+	if n == 0 {
+		return nil
+	}
+	flat := dst.Reshape(n)
+	for lo := 0; lo < n; lo += uploadChunk {
+		hi := min(n, lo+uploadChunk)
+		if err := b.Upload(flat.Rows(lo, hi), ConvertFloat(dst.DType(), from, src[lo*from.Size():hi*from.Size()])); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -189,7 +189,7 @@ func (w *Binder) bind(name string, dt compute.DType, shape []int) *compute.Tenso
 		t, err = w.b.Wrap(want, info.Shape, data)
 	case info.DType.IsFloat() && want.IsFloat():
 		if t, err = w.b.Alloc(want, info.Shape...); err == nil {
-			err = w.b.Upload(t, compute.ConvertFloat(want, info.DType, data))
+			err = compute.UploadConverted(w.b, t, info.DType, data)
 			w.st.copies += t.Bytes()
 		}
 	default:
