@@ -213,6 +213,9 @@ func Build(ctx context.Context, src *safetensors.Checkpoint, dir string, f compu
 			if err != nil {
 				return m, fmt.Errorf("quant: cache: %s: %w", n, err)
 			}
+			// The source is read once: its pages would otherwise stay in
+			// the process for as long as the checkpoint is mapped.
+			src.Release(n)
 			mx := ToMLX(rows, out, in, g)
 			base := strings.TrimSuffix(n, ".weight")
 			entries = append(entries,

@@ -167,6 +167,13 @@ func (f *File) registered(name string, hm compute.HostMapper) {
 	f.mappers = append(f.mappers, hm)
 }
 
+// deviceViewed reports whether a device registered the mapping.
+func (f *File) deviceViewed() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.mappers) > 0
+}
+
 // MappingOf returns the mapping holding tensor name (the whole file), or nil.
 func (f *File) MappingOf(name string) []byte {
 	if _, ok := f.byName[name]; !ok {

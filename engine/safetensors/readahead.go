@@ -80,11 +80,37 @@ func (w *Binder) Release(names ...string) int64 {
 		if err != nil {
 			continue
 		}
-		if inner := wholePages(data); len(inner) > 0 && adviseDontNeed(inner) {
-			n += int64(len(inner))
+		n += releasePages(data)
+	}
+	return n
+}
+
+// Release drops from the process the mapped pages of the named tensors, as
+// Binder.Release does, for a reader of the checkpoint that binds nothing
+// (the quantized cache's builder reads every linear weight once). A file that
+// a device views (a compute.HostMapper registered it) keeps its pages, as
+// under Binder.Release. It returns the bytes released.
+func (c *Checkpoint) Release(names ...string) int64 {
+	var n int64
+	for _, name := range names {
+		f, ok := c.where[name]
+		if !ok || len(f.MappingOf(name)) == 0 || f.deviceViewed() {
+			continue
+		}
+		if data, err := f.Data(name); err == nil {
+			n += releasePages(data)
 		}
 	}
 	return n
+}
+
+// releasePages drops the whole pages inside data (a tensor's bytes in a
+// read-only file mapping) from the process and returns how many bytes.
+func releasePages(data []byte) int64 {
+	if inner := wholePages(data); len(inner) > 0 && adviseDontNeed(inner) {
+		return int64(len(inner))
+	}
+	return 0
 }
 
 // wholePages is the part of b (inside a page-aligned mapping) made of

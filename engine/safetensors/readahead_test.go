@@ -143,3 +143,32 @@ type hostMapped struct{ *cpu.Backend }
 
 func (hostMapped) MapHost([]byte) error { return nil }
 func (hostMapped) UnmapHost([]byte)     {}
+
+// TestCheckpointRelease: a checkpoint's own Release drops the whole pages of
+// the named tensors, as the binder's does, and keeps every page of a file
+// that a device registered (its no-copy view covers the file whole).
+func TestCheckpointRelease(t *testing.T) {
+	dir := t.TempDir()
+	big := make([]float32, 5000)
+	mustWrite(t, filepath.Join(dir, "m.safetensors"),
+		F32("a", compute.F32, compute.Shape{5000}, big),
+		F32("b", compute.F32, compute.Shape{5000}, big))
+	ck, err := OpenDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ck.Close()
+	var got int
+	real := adviseDontNeed
+	defer func() { adviseDontNeed = real }()
+	adviseDontNeed = func(p []byte) bool { got += len(p); return true }
+	if n := ck.Release("a", "missing"); n == 0 || int(n) != got || n > 20000 {
+		t.Errorf("released %d bytes (advised %d) of a 20,000-byte tensor", n, got)
+	}
+	// A device views the file: nothing is released.
+	NewBinder("dit", ck, hostMapped{cpu.New(cpu.Options{})}).Tensor("b", 5000)
+	got = 0
+	if n := ck.Release("a", "b"); n != 0 || got != 0 {
+		t.Errorf("released %d bytes of a file a device views", n)
+	}
+}
