@@ -314,18 +314,7 @@ func (m *Model) trace(name string, t *compute.Tensor) {
 // synchronously, so no recorded kernel still reads them; a backend whose
 // device buffers view the mapping (Metal) keeps the pages (Release says why).
 func (m *Model) free(ts ...*compute.Tensor) {
-	var live []*compute.Tensor
-	var names []string
-	for _, t := range ts {
-		if t != nil {
-			live = append(live, t)
-			if t.Name() != "" {
-				names = append(names, t.Name())
-			}
-		}
-	}
-	m.wb.Free(live...)
-	m.released.Add(m.w.Release(names...))
+	m.released.Add(m.w.Free(ts...))
 }
 
 func (m *Model) bindErr(what string) error {

@@ -113,6 +113,27 @@ func releasePages(data []byte) int64 {
 	return 0
 }
 
+// Free frees bound weights (nil entries skipped) and drops the mapped pages
+// they were bound from (Release, by their full names), so that a weight the
+// caller no longer holds stops occupying memory in both ways: an AdaLN
+// projection once the tables exist, a streamed block after its use. It
+// returns the bytes of pages released.
+func (w *Binder) Free(ts ...*compute.Tensor) int64 {
+	live := make([]*compute.Tensor, 0, len(ts))
+	var names []string
+	for _, t := range ts {
+		if t == nil {
+			continue
+		}
+		live = append(live, t)
+		if t.Name() != "" {
+			names = append(names, strings.TrimPrefix(t.Name(), w.prefix))
+		}
+	}
+	w.b.Free(live...)
+	return w.Release(names...)
+}
+
 // wholePages is the part of b (inside a page-aligned mapping) made of
 // whole pages: b's start rounded up and its end rounded down to pages.
 func wholePages(b []byte) []byte {

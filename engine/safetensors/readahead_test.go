@@ -172,3 +172,36 @@ func TestCheckpointRelease(t *testing.T) {
 		t.Errorf("released %d bytes of a file a device views", n)
 	}
 }
+
+// TestBinderFree: Free releases a bound weight's storage (a mapped view
+// here) and the whole pages of its bytes, under a prefixed binder too, and
+// skips nil entries.
+func TestBinderFree(t *testing.T) {
+	dir := t.TempDir()
+	mustWrite(t, filepath.Join(dir, "m.safetensors"),
+		F32("blocks.0.w", compute.F32, compute.Shape{5000}, make([]float32, 5000)))
+	ck, err := OpenDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ck.Close()
+	b := cpu.New(cpu.Options{})
+	w := NewBinder("dit", ck, b).Sub("blocks.0.")
+	tw := w.Tensor("w", 5000)
+	if err := w.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if b.Stats().MappedBytes == 0 {
+		t.Fatal("the weight is not a mapped view")
+	}
+	var advised int
+	real := adviseDontNeed
+	defer func() { adviseDontNeed = real }()
+	adviseDontNeed = func(p []byte) bool { advised += len(p); return true }
+	if n := w.Free(tw, nil); n == 0 || int(n) != advised {
+		t.Errorf("Free released %d bytes of pages (advised %d)", n, advised)
+	}
+	if st := b.Stats(); st.MappedBytes != 0 || st.LiveBytes != 0 {
+		t.Errorf("after Free the backend holds %d mapped, %d allocated bytes", st.MappedBytes, st.LiveBytes)
+	}
+}

@@ -125,17 +125,7 @@ func (d *Decoder) loadBlock(i int) vitBlock {
 // that a block bound for one stage stops occupying memory after it: without
 // the release every block's pages stay resident once read, and a streamed
 // decode holds the whole decoder (9 GiB at the released size) by its end.
-func (d *Decoder) freeBlock(blk vitBlock) {
-	ts := blk.tensors()
-	names := make([]string, 0, len(ts))
-	for _, t := range ts {
-		if t.Name() != "" {
-			names = append(names, t.Name())
-		}
-	}
-	d.w.Backend().Free(ts...)
-	d.w.Release(names...)
-}
+func (d *Decoder) freeBlock(blk vitBlock) { d.w.Free(blk.tensors()...) }
 
 // tensors lists a block's bound tensors.
 func (blk *vitBlock) tensors() []*compute.Tensor {
