@@ -260,69 +260,85 @@ func (s *Session) loadAudioVAE(m *models, encode bool) error {
 	return nil
 }
 
-func (m *models) releaseText() { closeAndClear(&m.text) }
+func (m *models) releaseText() { returnHostMemory(closeAndClear(&m.text)) }
 
-func (m *models) releaseDiT() {
-	if m.dit != nil {
+func (m *models) releaseDiT() { returnHostMemory(m.dropDiT()) }
+
+// dropDiT closes the transformer and its checkpoints, reporting whether any
+// was loaded.
+func (m *models) dropDiT() bool {
+	had := m.dit != nil
+	if had {
 		m.dit.Close()
 		m.dit = nil
-		returnHostMemory()
 	}
-	closeAndClear(&m.ditCk)
-	closeAndClear(&m.ditQC)
+	ck := closeAndClear(&m.ditCk)
+	qc := closeAndClear(&m.ditQC)
+	return had || ck || qc
 }
 
 // releaseEncoders frees the VAEs' encoders (the decoders stay).
 func (m *models) releaseEncoders() {
-	if m.vvae != nil {
+	had := false
+	if m.vvae != nil && m.vvae.CanEncode() {
 		m.vvae.ReleaseEncoder()
+		had = true
 	}
-	if m.avae != nil {
+	if m.avae != nil && m.avae.CanEncode() {
 		m.avae.ReleaseEncoder()
+		had = true
 	}
-	returnHostMemory()
+	returnHostMemory(had)
 }
 
-func (m *models) releaseVideoVAE() { closeAndClear(&m.vvae) }
+func (m *models) releaseVideoVAE() { returnHostMemory(closeAndClear(&m.vvae)) }
 
-func (m *models) releaseAudioVAE() { closeAndClear(&m.avae) }
+func (m *models) releaseAudioVAE() { returnHostMemory(closeAndClear(&m.avae)) }
 
-// closeAndClear closes the weights *p holds, if any, clears it and returns
-// the memory it held to the OS (returnHostMemory).
+// closeAndClear closes the weights *p holds, if any, and clears it,
+// reporting whether it held any.
 func closeAndClear[T interface {
 	comparable
 	Close() error
-}](p *T) {
+}](p *T) bool {
 	var none T
-	if *p != none {
-		(*p).Close()
-		*p = none
-		returnHostMemory()
+	if *p == none {
+		return false
+	}
+	(*p).Close()
+	*p = none
+	return true
+}
+
+// returnHostMemory, when something was released, collects the Go heap and
+// returns its free pages to the OS now. A component's large host buffers (the
+// text encoder's two streamed layers, 1.8 GiB at the released width) are Go
+// memory: once the component is released they are garbage, but the collector
+// runs again only when the heap doubles from what it last found live, and the
+// runtime returns freed pages to the OS gradually, so without this the process
+// kept them through the next phases (and let the next phase's garbage grow to
+// the same goal), where the plan counts only that phase's components. Storage
+// made by the backends (compute.Memory) goes back at Free and is not affected.
+// One collection of a small live heap per release costs milliseconds.
+func returnHostMemory(released bool) {
+	if released {
+		debug.FreeOSMemory()
 	}
 }
 
-// returnHostMemory collects the Go heap and returns its free pages to the OS
-// now. A component's large host buffers (the text encoder's two streamed
-// layers, 1.8 GiB at the released width) are Go memory: once the component is
-// released they are garbage, but the collector runs again only when the heap
-// doubles from what it last found live, and the runtime returns freed pages to
-// the OS gradually, so without this the process kept them through the next
-// phases (and let the next phase's garbage grow to the same goal), where the
-// plan counts only that phase's components. Storage made by the backends
-// (compute.Memory) goes back at Free and is not affected. One collection of
-// a small live heap per released component costs milliseconds.
-func returnHostMemory() { debug.FreeOSMemory() }
-
 func (m *models) releaseVAEs() {
-	m.releaseVideoVAE()
-	m.releaseAudioVAE()
+	v := closeAndClear(&m.vvae)
+	a := closeAndClear(&m.avae)
+	returnHostMemory(v || a)
 }
 
 // release drops every loaded weight (the tokenizer and configs stay).
 func (m *models) release() {
-	m.releaseText()
-	m.releaseDiT()
-	m.releaseVAEs()
+	t := closeAndClear(&m.text)
+	d := m.dropDiT()
+	v := closeAndClear(&m.vvae)
+	a := closeAndClear(&m.avae)
+	returnHostMemory(t || d || v || a)
 }
 
 // loaded lists the components holding weights now.
