@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"h3studio/engine"
 	"h3studio/engine/compute/cpu"
@@ -105,45 +104,7 @@ func TestGenerateEveryMemoryMode(t *testing.T) {
 // of the six memory modes set under Compose ▸ Memory: each take is saved
 // and records the mode it ran in; the plan shown before it names that mode.
 func TestStudioEveryMemoryMode(t *testing.T) {
-	lib, err := studio.OpenLibrary(t.TempDir(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := studio.New(studio.Options{Engine: realEngine{cacheDir: t.TempDir()}, Library: lib})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	changed := make(chan struct{}, 1)
-	defer s.Subscribe(func() {
-		select {
-		case changed <- struct{}{}:
-		default:
-		}
-	})()
-	// until waits, change by change, for cond to hold (at most 2 minutes).
-	until := func(what string, cond func(studio.Snapshot) bool) studio.Snapshot {
-		t.Helper()
-		deadline := time.NewTimer(2 * time.Minute)
-		defer deadline.Stop()
-		for {
-			if sn := s.Snapshot(); cond(sn) {
-				return sn
-			}
-			select {
-			case <-changed:
-			case <-deadline.C:
-				t.Fatalf("%s: not within 2 minutes", what)
-			}
-		}
-	}
-	s.Model().UseDemo()
-	until("the demo model", func(sn studio.Snapshot) bool {
-		if sn.Model.Err != "" {
-			t.Fatalf("the demo model: %s", sn.Model.Err)
-		}
-		return sn.Model.Ready
-	})
+	s, until := demoStudio(t)
 	st := studio.DemoSettings()
 	st.Speed.Steps, st.Speed.Reuse = 4, 1 // 4 denoising passes: the modes differ in weights, not in steps
 	s.Compose().SetSettings(st)

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"h3studio/engine"
 	"h3studio/ui/studio"
@@ -19,42 +18,8 @@ import (
 // naming a weight file, the studio goes on (the draft intact, a notice shown)
 // and answers the next take with an error rather than a crash.
 func TestStudioSurvivesWeightsTruncatedUnderATake(t *testing.T) {
-	lib, err := studio.OpenLibrary(t.TempDir(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := studio.New(studio.Options{Engine: realEngine{cacheDir: t.TempDir()}, Library: lib})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	changed := make(chan struct{}, 1)
-	defer s.Subscribe(func() {
-		select {
-		case changed <- struct{}{}:
-		default:
-		}
-	})()
-	until := func(what string, cond func(studio.Snapshot) bool) studio.Snapshot {
-		t.Helper()
-		deadline := time.NewTimer(2 * time.Minute)
-		defer deadline.Stop()
-		for {
-			if sn := s.Snapshot(); cond(sn) {
-				return sn
-			}
-			select {
-			case <-changed:
-			case <-deadline.C:
-				t.Fatalf("%s: not within 2 minutes", what)
-			}
-		}
-	}
-	s.Model().UseDemo()
-	sn := until("the demo model", func(sn studio.Snapshot) bool { return sn.Model.Ready || sn.Model.Err != "" })
-	if sn.Model.Err != "" {
-		t.Fatalf("the demo model: %s", sn.Model.Err)
-	}
+	s, until := demoStudio(t)
+	sn := s.Snapshot()
 	shards, _ := filepath.Glob(filepath.Join(sn.Model.Info.Dir, "*", "*", "*.safetensors"))
 	more, _ := filepath.Glob(filepath.Join(sn.Model.Info.Dir, "*", "*", "*", "*.safetensors"))
 	shards = append(shards, more...)
