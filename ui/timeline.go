@@ -1,7 +1,6 @@
 package ui
 
 import (
-	"encoding/json"
 	"fmt"
 	"image"
 	"strings"
@@ -46,8 +45,8 @@ type timeline struct {
 	playKey  string // what the playback was built from
 	active   bool   // the viewer plays the sequence
 	updating bool
-	seqPath  string // the sequence last shown and its content, to notice
-	seqKey   string // edits (the window's undo then walks the timeline)
+	seqPath  string // the sequence last shown and its edit count, to notice
+	seqEdits uint64 // edits (the window's undo then walks the timeline)
 }
 
 var fadeChoices = []string{"Cut", "Crossfade ¼ s", "Crossfade ½ s", "Crossfade 1 s"}
@@ -196,12 +195,10 @@ func trackKey(v studio.TimelineView) string {
 func (t *timeline) apply() {
 	v := t.tl.Snapshot()
 	t.view = v
-	if b, err := json.Marshal(v.Seq); err == nil {
-		if v.Path == t.seqPath && string(b) != t.seqKey {
-			t.w.undoTimeline = true
-		}
-		t.seqPath, t.seqKey = v.Path, string(b)
+	if v.Path == t.seqPath && v.Edits != t.seqEdits {
+		t.w.undoTimeline = true
 	}
+	t.seqPath, t.seqEdits = v.Path, v.Edits
 	t.updating = true
 	defer func() { t.updating = false }()
 	opts := append(append([]string(nil), v.Names...), "New Sequence")

@@ -88,7 +88,10 @@ type TimelineView struct {
 	Items      []TimelineItem
 	CanUndo    bool
 	CanRedo    bool
-	Export     *SequenceExport
+	// Edits counts the sequence's changes, undos and redos (it changes
+	// when the user edits the sequence).
+	Edits  uint64
+	Export *SequenceExport
 }
 
 // NewTimeline opens the library's most recently changed sequence (or an
@@ -316,7 +319,7 @@ func (t *Timeline) View() TimelineView {
 	seq := ed.Sequence()
 	spans, total := ed.Layout()
 	v := TimelineView{Path: ed.Path(), Name: filepath.Base(filepath.Dir(ed.Path())), Seq: seq, Spans: spans, Total: total,
-		CanUndo: ed.CanUndo(), CanRedo: ed.CanRedo()}
+		CanUndo: ed.CanUndo(), CanRedo: ed.CanRedo(), Edits: ed.Edits()}
 	if t.export != nil {
 		e := *t.export
 		v.Export = &e

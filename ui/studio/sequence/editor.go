@@ -24,6 +24,8 @@ type Editor struct {
 	redo []Sequence
 	// lengths maps a clip's Source to its length in frames (0: unknown).
 	lengths map[string]int
+	// edits counts the changes, undos and redos.
+	edits uint64
 }
 
 // NewEditor edits s, saved at path ("" keeps it in memory).
@@ -66,6 +68,10 @@ func (e *Editor) Length(source string) int {
 	return e.lengths[source]
 }
 
+// Edits counts the sequence's changes, undos and redos since it was opened:
+// a view that saw another count has a sequence edited since.
+func (e *Editor) Edits() uint64 { e.mu.Lock(); defer e.mu.Unlock(); return e.edits }
+
 // CanUndo and CanRedo say whether there is something to undo or redo.
 func (e *Editor) CanUndo() bool { e.mu.Lock(); defer e.mu.Unlock(); return len(e.undo) > 0 }
 func (e *Editor) CanRedo() bool { e.mu.Lock(); defer e.mu.Unlock(); return len(e.redo) > 0 }
@@ -89,6 +95,7 @@ func (e *Editor) edit(fn func(s *Sequence) error) error {
 	}
 	e.redo = nil
 	e.seq = next
+	e.edits++
 	return e.saveLocked()
 }
 
@@ -116,6 +123,7 @@ func (e *Editor) step(from, to *[]Sequence) error {
 	*to = append(*to, e.seq)
 	e.seq = (*from)[len(*from)-1]
 	*from = (*from)[:len(*from)-1]
+	e.edits++
 	return e.saveLocked()
 }
 

@@ -272,3 +272,24 @@ func TestMissingTakes(t *testing.T) {
 		t.Errorf("gap layout %v %d", spans, total)
 	}
 }
+
+// TestEditsCountsChanges: every change, undo and redo counts once; a
+// refused edit and an undo with nothing to undo do not.
+func TestEditsCountsChanges(t *testing.T) {
+	e := NewEditor("", Sequence{})
+	if e.Edits() != 0 {
+		t.Fatalf("a new editor counts %d edits", e.Edits())
+	}
+	e.Undo()
+	if err := e.Append(clip("a", 0, 1)); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Remove(5); err == nil {
+		t.Fatal("removing clip 6 of 1 succeeded")
+	}
+	e.Undo()
+	e.Redo()
+	if got := e.Edits(); got != 3 {
+		t.Errorf("an append, an undo and a redo counted %d edits", got)
+	}
+}
