@@ -144,10 +144,51 @@ var codecs = map[string]struct {
 }{
 	FormatPNG:  {png.DecodeConfig, png.Decode},
 	FormatJPEG: {jpeg.DecodeConfig, jpeg.Decode},
-	FormatGIF:  {gif.DecodeConfig, gif.Decode},
+	FormatGIF:  {gif.DecodeConfig, decodeGIF},
 	FormatWebP: {webp.DecodeConfig, webp.Decode},
 	FormatBMP:  {bmp.DecodeConfig, bmp.Decode},
 	FormatTIFF: {tiff.DecodeConfig, tiff.Decode},
+}
+
+// decodeGIF decodes a GIF's first frame onto its logical screen, the size
+// its header announces, as PIL opens a GIF: image/gif returns the frame
+// alone, which may be smaller than the screen and placed anywhere in it.
+// The rest of the screen is the frame's transparent index where it has one,
+// else index 0 (PIL fills a first frame's canvas the same way).
+func decodeGIF(r io.Reader) (image.Image, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := gif.DecodeConfig(bytes.NewReader(data))
+	if err != nil {
+		return nil, err
+	}
+	img, err := gif.Decode(bytes.NewReader(data))
+	if err != nil {
+		return nil, err
+	}
+	screen := image.Rect(0, 0, cfg.Width, cfg.Height)
+	frame, ok := img.(*image.Paletted)
+	if !ok || frame.Bounds() == screen {
+		return img, nil
+	}
+	canvas := image.NewPaletted(screen, frame.Palette)
+	fill := uint8(0)
+	for i, c := range frame.Palette {
+		if _, _, _, a := c.RGBA(); a == 0 {
+			fill = uint8(i)
+			break
+		}
+	}
+	for i := range canvas.Pix {
+		canvas.Pix[i] = fill
+	}
+	r0 := frame.Bounds().Intersect(screen)
+	for y := r0.Min.Y; y < r0.Max.Y; y++ {
+		copy(canvas.Pix[canvas.PixOffset(r0.Min.X, y):canvas.PixOffset(r0.Max.X, y)], frame.Pix[frame.PixOffset(r0.Min.X, y):frame.PixOffset(r0.Max.X, y)])
+	}
+	return canvas, nil
 }
 
 func decodeConfig(format string, data []byte) (image.Config, error) {
