@@ -187,6 +187,9 @@ func studioEditor(home string) {
 	saved := make(chan string, 64)
 	keepDraft(s, loadPrefs(), false, func(d studio.SavedDraft) { saved <- d.Prompt })
 	pic := filepath.Join(home, "ref.png")
+	// The draft restored from the previous round may hold a reference;
+	// edit 1 must start from none, or it would add a second one.
+	s.Compose().ClearReferences()
 	for n := 1; ; n++ {
 		c := s.Compose()
 		c.SetSeed(uint64(n))
