@@ -15,6 +15,7 @@ import (
 	"h3studio/engine/hfhub/fakehub"
 	"h3studio/engine/snapshot"
 	"h3studio/engine/snapshot/snapshottest"
+	"h3studio/engine/testkit"
 )
 
 const testCommit = "5d1c0f4e2b7a9c3d8e6f1a2b4c5d6e7f8a9b0c1d"
@@ -487,10 +488,15 @@ func TestKillAndResumeAcrossProcesses(t *testing.T) {
 		cmd.Wait()
 		t.Fatalf("the child never reached byte %d of %s: %s", stallAt, big, out.String())
 	}
-	time.Sleep(200 * time.Millisecond) // let the child write what it received
+	// The child writes what it received as it reads; it is killed once
+	// some of that is on disk (a loaded machine can take a while).
+	partial := filepath.Join(cache, RepoFolderName(Repo), ".h3studio-partial", h.Etag(big)+".part")
+	testkit.Wait(t, "the child's first bytes of "+big, nil, func() bool {
+		st, err := os.Stat(partial)
+		return err == nil && st.Size() > 0
+	})
 	cmd.Process.Kill()
 	cmd.Wait()
-	partial := filepath.Join(cache, RepoFolderName(Repo), ".h3studio-partial", h.Etag(big)+".part")
 	st, err := os.Stat(partial)
 	if err != nil || st.Size() == 0 || st.Size() > stallAt {
 		t.Fatalf("after the kill the partial %s: %v, %v (want 1..%d bytes)", partial, st, err, stallAt)
