@@ -102,7 +102,7 @@ FUZZ_TARGETS := engine/media:FuzzDecodeImage engine/media:FuzzDecodeWAV engine/m
 	engine/dit:FuzzConfigFiles engine/qwen3vl:FuzzConfigFiles engine/videovae:FuzzConfigFiles engine/audiovae:FuzzConfigFiles \
 	engine/dit:FuzzParseConfig engine/videoapi:FuzzParseRequest engine/videoapi:FuzzParseMultipart \
 	engine/hfhub:FuzzParseTreePage engine/hfhub:FuzzNextLink engine/hfhub:FuzzParseMetadata \
-	ui/studio/sequence:FuzzParse \
+	ui/studio/sequence:FuzzParse ui/studio:FuzzSplitMJPEG \
 	engine/lora:FuzzParseKey engine/lora:FuzzRead
 FUZZTIME ?= 5s
 
