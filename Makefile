@@ -92,18 +92,13 @@ lint:
 test-go:
 	H3_NPM_DIR="$(NPM_DIR)" $(GO) test ./...
 
-# Fuzz targets as package:Target. `make test` runs each for FUZZTIME (a few
-# seconds), `make fuzz` for a minute each.
+# Fuzz targets as package:Target: every Fuzz function of the tree, found by
+# `go test -list` (FUZZ_TARGETS="pkg:Target ..." runs only those), so a new
+# target is fuzzed without being listed here. `make test` runs each for
+# FUZZTIME (a few seconds), `make fuzz` for a minute each.
 # -fuzzminimizetime is bounded because minimising a new input of a few KB
 # (a JSON config) can otherwise stall a short run for its whole duration.
-FUZZ_TARGETS := engine/media:FuzzDecodeImage engine/media:FuzzDecodeWAV engine/media:FuzzWAVHeader engine/media:FuzzSniffOrientation \
-	engine/tokenizer:FuzzEncode engine/qwen3vl:FuzzParseConfig engine/videovae:FuzzReadConfig engine/audiovae:FuzzParseConfig app:FuzzParseGenerateArgs \
-	engine/safetensors:FuzzParseHeader engine/safetensors:FuzzParseIndex engine/snapshot:FuzzConfigs \
-	engine/dit:FuzzConfigFiles engine/qwen3vl:FuzzConfigFiles engine/videovae:FuzzConfigFiles engine/audiovae:FuzzConfigFiles \
-	engine/dit:FuzzParseConfig engine/videoapi:FuzzParseRequest engine/videoapi:FuzzParseMultipart \
-	engine/hfhub:FuzzParseTreePage engine/hfhub:FuzzNextLink engine/hfhub:FuzzParseMetadata \
-	ui/studio/sequence:FuzzParse ui/studio:FuzzSplitMJPEG \
-	engine/lora:FuzzParseKey engine/lora:FuzzRead
+FUZZ_TARGETS ?=
 FUZZTIME ?= 5s
 
 # A run that fails with nothing but "context deadline exceeded" and writes no
@@ -111,7 +106,14 @@ FUZZTIME ?= 5s
 # (go.dev/issue/75804, fixed in Go 1.27), which a loaded machine hits; it is
 # reported and not counted. Any failing input, panic or other error fails.
 fuzz-short:
-	@for t in $(FUZZ_TARGETS); do p=$${t%%:*}; f=$${t##*:}; \
+	@targets='$(FUZZ_TARGETS)'; \
+	if [ -z "$$targets" ]; then \
+		list=$$($(GO) test -list '^Fuzz' ./... 2>&1) || { echo "$$list" | tail -n 20; exit 1; }; \
+		targets=$$(echo "$$list" | awk '/^Fuzz/ {f[n++] = $$1; next} \
+			/^(ok|\?)/ {p = $$2; sub("^h3studio/?", "", p); for (i = 0; i < n; i++) print p ":" f[i]; n = 0}'); \
+		[ -n "$$targets" ] || { echo "fuzz-short: go test -list found no Fuzz targets"; exit 1; }; \
+	fi; \
+	for t in $$targets; do p=$${t%%:*}; f=$${t##*:}; \
 		if out=$$($(GO) test ./$$p -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 20x 2>&1); then \
 			echo "fuzz $$t ($(FUZZTIME)): $$(echo "$$out" | tail -n 1)"; \
 		elif echo "$$out" | grep -q '^    context deadline exceeded$$' && ! echo "$$out" | grep -q 'Failing input written\|panic:'; then \
