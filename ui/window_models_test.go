@@ -202,25 +202,8 @@ func TestMemoryFloorThroughTheWindow(t *testing.T) {
 	}
 }
 
-// findSelect finds a select in o that offers option.
+// findSelect finds a select in o that offers option, or nil.
 func findSelect(o fyne.CanvasObject, option string) *widget.Select {
-	switch x := o.(type) {
-	case *widget.Select:
-		if slices.Contains(x.Options, option) {
-			return x
-		}
-	case *fyne.Container:
-		for _, c := range x.Objects {
-			if s := findSelect(c, option); s != nil {
-				return s
-			}
-		}
-	case fyne.Widget:
-		for _, c := range test.WidgetRenderer(x).Objects() {
-			if s := findSelect(c, option); s != nil {
-				return s
-			}
-		}
-	}
-	return nil
+	sel, _ := findObject(o, func(s *widget.Select) bool { return slices.Contains(s.Options, option) })
+	return sel
 }

@@ -337,27 +337,32 @@ func (h *harness) tapInDialog(text string) {
 	test.Tap(b)
 }
 
-func findButton(o fyne.CanvasObject, text string) *widget.Button {
+// findObject finds the first object of type T in o that match accepts,
+// looking through containers and into the objects widgets render.
+func findObject[T fyne.CanvasObject](o fyne.CanvasObject, match func(T) bool) (T, bool) {
+	if x, ok := o.(T); ok && match(x) {
+		return x, true
+	}
+	var kids []fyne.CanvasObject
 	switch x := o.(type) {
-	case *widget.Button:
-		if x.Text == text {
-			return x
-		}
 	case *fyne.Container:
-		for _, c := range x.Objects {
-			if b := findButton(c, text); b != nil {
-				return b
-			}
-		}
+		kids = x.Objects
 	case fyne.Widget:
-		r := test.WidgetRenderer(x)
-		for _, c := range r.Objects() {
-			if b := findButton(c, text); b != nil {
-				return b
-			}
+		kids = test.WidgetRenderer(x).Objects()
+	}
+	for _, c := range kids {
+		if found, ok := findObject(c, match); ok {
+			return found, true
 		}
 	}
-	return nil
+	var none T
+	return none, false
+}
+
+// findButton finds the button labelled text in o, or nil.
+func findButton(o fyne.CanvasObject, text string) *widget.Button {
+	b, _ := findObject(o, func(b *widget.Button) bool { return b.Text == text })
+	return b
 }
 
 func TestParseLength(t *testing.T) {
